@@ -1,0 +1,42 @@
+# Carril: `make run` starts the platform, `make test` runs the whole suite.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+REQS := requirements/web.txt requirements/gpu.txt requirements/dev.txt
+
+.PHONY: venv run test test-fast lint format bench gpu-check clean
+
+venv: $(STAMP)
+
+$(STAMP): $(REQS)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/dev.txt -r requirements/gpu.txt -r requirements/web.txt
+	@touch $(STAMP)
+
+run: venv
+	$(PY) -m carril_run
+
+test: venv
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: venv
+	$(PY) -m pytest -m "not slow and not browser" $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: venv
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: venv
+	$(PY) -m bench $(BENCH_ARGS)
+
+gpu-check: venv
+	$(PY) -m gpu_service.gpu_check
+
+clean:
+	rm -rf $(VENV) var test-artifacts

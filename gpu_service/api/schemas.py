@@ -1,0 +1,174 @@
+"""The GPU service's public HTTP contract (pydantic v2). The web app's client mirrors it.
+
+Add fields; never rename or remove one.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+JobStateName = Literal["queued", "running", "cancelling", "succeeded", "failed", "cancelled"]
+KindName = Literal["diagnostic", "train", "infer"]
+
+
+class SimulatedFaults(BaseModel):
+    """Faults a test asks the simulated runtime to inject. Refused under the real runtime."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    oom_at_step: int | None = Field(None, ge=0, description="raise CUDA out-of-memory at this step")
+    crash_at_step: int | None = Field(None, ge=0, description="kill the worker at this step")
+    crash_mode: Literal["exit", "abort", "segfault"] = "exit"
+    start_delay_s: float = Field(0.0, ge=0, le=600, description="slow start")
+
+
+class JobSubmit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: KindName
+    spec: dict[str, Any] = Field(default_factory=dict)
+    gpus: int | None = Field(None, ge=1, le=64, description="how many GPUs, any of them")
+    gpu_ids: list[int] | None = Field(None, min_length=1, max_length=64)
+    priority: int = Field(0, ge=-100, le=100, description="higher runs first")
+    idempotency_key: str | None = Field(None, min_length=1, max_length=200)
+    memory_estimate_mib: int | None = Field(None, ge=0, le=10_000_000)
+    simulate: SimulatedFaults | None = None
+
+    @model_validator(mode="after")
+    def _one_way_to_ask_for_gpus(self) -> JobSubmit:
+        if self.gpus is not None and self.gpu_ids is not None:
+            raise ValueError("give either gpus or gpu_ids, not both")
+        if self.gpu_ids is not None and len(set(self.gpu_ids)) != len(self.gpu_ids):
+            raise ValueError("gpu_ids must not repeat")
+        return self
+
+
+class JobAccepted(BaseModel):
+    id: str
+    state: JobStateName
+    status_url: str
+
+
+class JobProgress(BaseModel):
+    stage: str | None = None
+    seed: int | None = None  # 1-based index of the seed being trained
+    seeds: int | None = None
+    epoch: int | None = None
+    epochs: int | None = None
+    batch: int | None = None
+    batches: int | None = None
+    fraction: float = 0.0  # 0..1 over the whole job
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorEnvelope(BaseModel):
+    error: ErrorBody
+
+
+class JobPublic(BaseModel):
+    id: str
+    idempotency_key: str | None
+    kind: KindName
+    spec: dict[str, Any]
+    priority: int
+    state: JobStateName
+    gpus_requested: int
+    gpu_ids_requested: list[int] | None
+    gpu_ids: list[int]  # the GPUs (lanes) it holds or held
+    attempt: int
+    progress: JobProgress
+    # {"epochs": [ {seed, epoch, box_loss, cls_loss, dfl_loss, precision, recall,
+    #   mAP50, mAP50-95}, ...], plus summary fields}
+    metrics: dict[str, Any]
+    result: dict[str, Any] | None
+    error: ErrorBody | None
+    submitted_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    heartbeat_at: datetime | None
+    request_id: str | None
+
+
+class JobsPublic(BaseModel):
+    jobs: list[JobPublic]
+
+
+class JobsStatusQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ids: list[str] = Field(max_length=1000)
+
+
+class JobsStatus(BaseModel):
+    jobs: list[JobPublic]
+    missing: list[str]  # ids this service does not know (the web app marks them lost)
+
+
+class JobLogs(BaseModel):
+    job_id: str
+    lines: list[str]
+
+
+class LanePublic(BaseModel):
+    capacity: int
+    holders: list[str]  # job ids
+
+
+class GpuPublic(BaseModel):
+    index: int
+    name: str
+    uuid: str
+    memory_total_mib: int
+    memory_used_mib: int
+    memory_free_mib: int
+    utilization_pct: float
+    temperature_c: float | None
+    power_w: float | None
+    lane: LanePublic
+
+
+class QueuedJob(BaseModel):
+    id: str
+    kind: KindName
+    gpus: int
+    gpu_ids: list[int] | None
+    priority: int
+    waited_s: float
+
+
+class GpusPublic(BaseModel):
+    runtime: Literal["real", "simulated"]
+    gpus: list[GpuPublic]
+    queue: list[QueuedJob]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    runtime: Literal["real", "simulated"]
+    simulated: bool
+    gpus: int
+
+
+class WeightsImport(BaseModel):
+    """Register a .pt file already written to shared storage (under CARRIL_STORAGE)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+
+
+class WeightsPublic(BaseModel):
+    fingerprint: str  # sha256 hex of the file's bytes
+    task: str
+    architecture: str | None
+    class_names: list[str]
+    imgsz: int | None
+    size_bytes: int

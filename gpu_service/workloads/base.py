@@ -1,0 +1,70 @@
+"""What a job kind is, and what a running job may ask of the process that hosts it.
+
+This is the seam between the service core (admission, journal, worker processes) and
+the workloads (diagnostic, train, infer). Workloads know nothing about HTTP, the
+journal or lanes: they get a `JobContext` in a child process that is already pinned to
+its GPUs (CUDA_VISIBLE_DEVICES set before spawn), do their work, report progress
+through the context, and return a JSON-able result or raise a `CarrilError`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+WorkerStyle = Literal["fresh", "resident"]
+
+
+class JobContext(Protocol):
+    """Handed to `Kind.run` inside the worker process."""
+
+    job_id: str
+    kind: str
+    spec: dict[str, Any]  # already validated by Kind.spec_model; plain JSON
+    attempt: int  # 1 on the first run; +1 each time the job is resumed after a restart
+    storage: Path  # CARRIL_STORAGE, the same absolute path in every container
+    job_dir: Path  # storage/jobs/<id>/: artifacts, checkpoints; survives restarts
+    devices: list[int]  # ordinals as this process sees them (0..n-1); [] means CPU
+    runtime: str  # "real" or "simulated"
+    logger: logging.Logger  # writes to the job's log file (job_dir/job.log)
+
+    def progress(self, **fields: Any) -> None:
+        """Merge fields into the job's progress (stage, seed, seeds, epoch, epochs,
+        batch, batches, fraction). Cheap to call per batch: the host throttles writes."""
+
+    def epoch_metrics(self, record: dict[str, Any]) -> None:
+        """Append one epoch's record (seed, epoch, losses, precision, recall, mAP50,
+        mAP50-95) to the job's metrics history; always written."""
+
+    def set_metrics(self, **fields: Any) -> None:
+        """Merge summary metrics (e.g. best seed, its fitness) into the job's metrics."""
+
+    def should_stop(self) -> bool:
+        """True once a cancel was asked for; check it between steps."""
+
+    def fault_point(self, step: int) -> None:
+        """Under the simulated runtime, trigger the faults a test asked for at this step
+        (out-of-memory raises CudaOOM, crash kills the process). No-op otherwise."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A job kind the service can admit and run."""
+
+    name: str
+    spec_model: type[BaseModel]
+    run: Callable[[JobContext], dict[str, Any]]  # called in the worker process
+    worker: WorkerStyle = "fresh"  # fresh: a new process per job; resident: one per GPU
+    resumable: bool = False  # may it run again after a restart with attempt + 1?
+    default_gpus: int = 1
+    # Memory a job needs on each of its GPUs, in MiB, when the request gives none.
+    memory_estimate_mib: Callable[[BaseModel], int] = lambda spec: 0
+    # Submit-time checks beyond the spec's shape (files exist, fingerprint known...).
+    # Raise ValidationFailed / FileMissing / NotFound; runs in the API process, so it
+    # must be quick and must not import torch.
+    check: Callable[[BaseModel, Path], None] = lambda spec, storage: None
