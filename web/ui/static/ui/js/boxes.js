@@ -1,0 +1,86 @@
+/* Draw detection or label boxes over an image as an SVG overlay.
+ *
+ * Markup: <figure class="boxed" data-boxes='{"boxes": [...]}'> <div class="boxed-frame">
+ * <img ...></div> </figure>. A box is {xyxy: [x1, y1, x2, y2]} in image pixels (detections)
+ * or {xywhn: [cx, cy, w, h]} normalised to 0..1 (YOLO label files), plus optional
+ * `label`, `cls` (class index, picks the colour) and `conf`. The SVG's viewBox is the
+ * image's natural size, so boxes stay put whatever size the image is shown at. */
+(function () {
+  "use strict";
+
+  var PALETTE = [
+    "#ff3b30", "#34c759", "#0a84ff", "#ff9f0a", "#bf5af2", "#64d2ff", "#ffd60a",
+    "#ff375f", "#30d158", "#5e5ce6", "#ac8e68", "#66d4cf",
+  ];
+  var SVG_NS = "http://www.w3.org/2000/svg";
+
+  function colourFor(cls) {
+    var i = Number.isInteger(cls) ? cls : 0;
+    return PALETTE[((i % PALETTE.length) + PALETTE.length) % PALETTE.length];
+  }
+
+  function toPixels(box, width, height) {
+    if (box.xyxy) return box.xyxy;
+    var n = box.xywhn;
+    var cx = n[0] * width, cy = n[1] * height, w = n[2] * width, h = n[3] * height;
+    return [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
+  }
+
+  function draw(figure) {
+    var img = figure.querySelector("img");
+    if (!img || !img.naturalWidth) return;
+    var spec;
+    try {
+      spec = JSON.parse(figure.getAttribute("data-boxes") || "{}");
+    } catch (e) {
+      return;
+    }
+    var boxes = spec.boxes || [];
+    var width = img.naturalWidth, height = img.naturalHeight;
+    var frame = img.parentNode;
+    var old = frame.querySelector("svg");
+    if (old) old.remove();
+    var svg = document.createElementNS(SVG_NS, "svg");
+    svg.setAttribute("viewBox", "0 0 " + width + " " + height);
+    svg.setAttribute("preserveAspectRatio", "none");
+    svg.setAttribute("data-box-count", String(boxes.length));
+    // Label size relative to the image so tiny 64 px samples and 1080p photos both read.
+    var fontSize = Math.max(8, Math.round(Math.min(width, height) / 18));
+    boxes.forEach(function (box) {
+      var xy = toPixels(box, width, height);
+      var colour = colourFor(box.cls);
+      var rect = document.createElementNS(SVG_NS, "rect");
+      rect.setAttribute("x", xy[0]);
+      rect.setAttribute("y", xy[1]);
+      rect.setAttribute("width", Math.max(0, xy[2] - xy[0]));
+      rect.setAttribute("height", Math.max(0, xy[3] - xy[1]));
+      rect.setAttribute("stroke", colour);
+      rect.setAttribute("class", "box");
+      svg.appendChild(rect);
+      var text = box.label || (box.cls !== undefined ? String(box.cls) : "");
+      if (box.conf !== undefined && box.conf !== null) text += " " + Number(box.conf).toFixed(2);
+      if (text) {
+        var label = document.createElementNS(SVG_NS, "text");
+        label.setAttribute("x", xy[0] + 2);
+        label.setAttribute("y", Math.max(fontSize, xy[1] - 3));
+        label.setAttribute("font-size", fontSize);
+        label.textContent = text;
+        svg.appendChild(label);
+      }
+    });
+    frame.appendChild(svg);
+    figure.classList.add("drawn");
+  }
+
+  function drawAll(root) {
+    (root || document).querySelectorAll("figure.boxed[data-boxes]").forEach(function (figure) {
+      var img = figure.querySelector("img");
+      if (!img) return;
+      if (img.complete && img.naturalWidth) draw(figure);
+      else img.addEventListener("load", function () { draw(figure); }, { once: true });
+    });
+  }
+
+  window.carrilBoxes = { draw: draw, drawAll: drawAll, colourFor: colourFor };
+  document.addEventListener("DOMContentLoaded", function () { drawAll(document); });
+})();
