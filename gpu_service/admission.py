@@ -1,0 +1,189 @@
+"""Admission: one lane per GPU, and the policy deciding which queued job takes which lanes.
+
+Pure and synchronous (no I/O, no clock of its own), so every rule here is unit-tested
+without processes. The scheduler owns one `Admission`, asks it for a plan after every
+change, and holds and releases lanes as jobs start and end.
+
+Rules:
+- A job takes all of its lanes at once or none of them: no partial hold, so no two jobs
+  can each hold half of what the other needs (no deadlock).
+- Order is priority, then submission time. A job that cannot start now does not block
+  the ones behind it (backfill)... until it has waited longer than `starvation_bound_s`:
+  from then on, nothing behind it is admitted onto the lanes it needs, so they drain.
+- Memory: a job's estimate (MiB per GPU) must fit each of its GPUs' free memory, and a
+  request no GPU set could ever satisfy is refused up front instead of queued forever.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpu_service.errors import ResourceUnavailable
+
+
+@dataclass(frozen=True)
+class Request:
+    job_id: str
+    gpus: int  # how many lanes; len(gpu_ids) when those are given
+    gpu_ids: tuple[int, ...] | None  # exactly these GPUs, or any `gpus` of them
+    priority: int = 0
+    submitted_at: float = 0.0
+    memory_mib: int = 0  # needed on each of its GPUs
+
+
+@dataclass
+class Lane:
+    gpu: int
+    capacity: int
+    memory_total_mib: int
+    holders: dict[str, int] = field(default_factory=dict)  # job id -> memory it reserved
+
+    @property
+    def free_slots(self) -> int:
+        return self.capacity - len(self.holders)
+
+    @property
+    def reserved_mib(self) -> int:
+        return sum(self.holders.values())
+
+
+class Admission:
+    def __init__(
+        self,
+        *,
+        capacities: dict[int, int],
+        memory_total_mib: dict[int, int],
+        starvation_bound_s: float,
+    ) -> None:
+        self.lanes = {
+            gpu: Lane(gpu=gpu, capacity=capacity, memory_total_mib=memory_total_mib.get(gpu, 0))
+            for gpu, capacity in sorted(capacities.items())
+        }
+        self.starvation_bound_s = starvation_bound_s
+
+    # ---- at submit time -----------------------------------------------------------
+
+    def check_possible(self, request: Request) -> None:
+        """Raise ResourceUnavailable when no state of the lanes could ever admit this."""
+        usable = [lane for lane in self.lanes.values() if lane.capacity > 0]
+        if request.gpu_ids is not None:
+            unknown = [g for g in request.gpu_ids if g not in self.lanes]
+            if unknown:
+                raise ResourceUnavailable(
+                    f"no GPU {unknown[0]} here", details={"gpu_ids": unknown, "gpus": len(usable)}
+                )
+            closed = [g for g in request.gpu_ids if self.lanes[g].capacity == 0]
+            if closed:
+                raise ResourceUnavailable(
+                    f"GPU {closed[0]} has a lane capacity of 0", details={"gpu_ids": closed}
+                )
+            candidates = [self.lanes[g] for g in request.gpu_ids]
+        else:
+            if request.gpus > len(usable):
+                raise ResourceUnavailable(
+                    f"asked for {request.gpus} GPUs; this service has {len(usable)}",
+                    details={"requested": request.gpus, "available": len(usable)},
+                )
+            candidates = usable
+        fitting = [lane for lane in candidates if lane.memory_total_mib >= request.memory_mib]
+        if len(fitting) < request.gpus or (
+            request.gpu_ids is not None and len(fitting) != len(candidates)
+        ):
+            raise ResourceUnavailable(
+                f"needs {request.memory_mib} MiB per GPU; not enough GPUs have that much",
+                details={
+                    "memory_estimate_mib": request.memory_mib,
+                    "memory_total_mib": {lane.gpu: lane.memory_total_mib for lane in candidates},
+                },
+            )
+
+    # ---- the plan -----------------------------------------------------------------
+
+    def plan(
+        self,
+        *,
+        queue: list[Request],
+        now: float,
+        free_memory_mib: dict[int, int] | None = None,
+    ) -> list[tuple[Request, tuple[int, ...]]]:
+        """Which queued requests to start now, and on which GPUs. Holds nothing.
+
+        `queue` must already be in admission order. `free_memory_mib` is what the
+        runtime reports; lanes also subtract what their holders reserved, because a job
+        that just started may not have allocated its memory yet.
+        """
+        slots = {gpu: lane.free_slots for gpu, lane in self.lanes.items()}
+        memory = {
+            gpu: self._free_mib(lane, reported=(free_memory_mib or {}).get(gpu))
+            for gpu, lane in self.lanes.items()
+        }
+        blocked: set[int] = set()
+        admitted: list[tuple[Request, tuple[int, ...]]] = []
+        for request in queue:
+            chosen = self._choose(request, slots=slots, memory=memory, blocked=blocked)
+            if chosen is not None:
+                for gpu in chosen:
+                    slots[gpu] -= 1
+                    memory[gpu] -= request.memory_mib
+                admitted.append((request, chosen))
+            elif now - request.submitted_at >= self.starvation_bound_s:
+                blocked |= self._lanes_to_drain(request, slots=slots, blocked=blocked)
+        return admitted
+
+    def _free_mib(self, lane: Lane, *, reported: int | None) -> int:
+        by_reservation = lane.memory_total_mib - lane.reserved_mib
+        return by_reservation if reported is None else min(reported, by_reservation)
+
+    def _choose(
+        self,
+        request: Request,
+        *,
+        slots: dict[int, int],
+        memory: dict[int, int],
+        blocked: set[int],
+    ) -> tuple[int, ...] | None:
+        def fits(gpu: int) -> bool:
+            return (
+                gpu not in blocked
+                and slots.get(gpu, 0) > 0
+                and (request.memory_mib == 0 or memory[gpu] >= request.memory_mib)
+            )
+
+        if request.gpu_ids is not None:
+            return request.gpu_ids if all(fits(g) for g in request.gpu_ids) else None
+        # Prefer the emptiest lanes, so single-GPU jobs spread over the GPUs.
+        free = sorted((g for g in self.lanes if fits(g)), key=lambda g: (-slots[g], g))
+        return tuple(sorted(free[: request.gpus])) if len(free) >= request.gpus else None
+
+    def _lanes_to_drain(
+        self, request: Request, *, slots: dict[int, int], blocked: set[int]
+    ) -> set[int]:
+        """The lanes a starving request waits for; nothing new may start on them."""
+        if request.gpu_ids is not None:
+            return set(request.gpu_ids)
+        # The lanes with the fewest holders drain first; earlier starving requests
+        # already claimed theirs.
+        candidates = sorted(
+            (g for g, lane in self.lanes.items() if lane.capacity > 0 and g not in blocked),
+            key=lambda g: (-slots[g], g),
+        )
+        return set(candidates[: request.gpus])
+
+    # ---- holding ------------------------------------------------------------------
+
+    def hold(self, *, job_id: str, gpu_ids: tuple[int, ...] | list[int], memory_mib: int) -> None:
+        lanes = [self.lanes[g] for g in gpu_ids]
+        if any(lane.free_slots <= 0 for lane in lanes):
+            raise ResourceUnavailable("lane already full", details={"gpu_ids": list(gpu_ids)})
+        for lane in lanes:
+            lane.holders[job_id] = memory_mib
+
+    def release(self, *, job_id: str) -> list[int]:
+        released = []
+        for lane in self.lanes.values():
+            if lane.holders.pop(job_id, None) is not None:
+                released.append(lane.gpu)
+        return released
+
+    def holding(self, *, job_id: str) -> list[int]:
+        return [lane.gpu for lane in self.lanes.values() if job_id in lane.holders]
