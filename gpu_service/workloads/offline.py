@@ -49,6 +49,7 @@ def make_ultralytics_silent(*, storage: Path) -> None:
 
     import ultralytics.utils as ul_utils
     from ultralytics.engine import trainer as ul_trainer
+    from ultralytics.nn import tasks as ul_tasks
     from ultralytics.utils import checks as ul_checks
     from ultralytics.utils import events as ul_events
 
@@ -57,6 +58,7 @@ def make_ultralytics_silent(*, storage: Path) -> None:
     ul_utils.ONLINE = False
     ul_checks.AUTOINSTALL = False
     ul_events.ONLINE = False
+    ul_tasks.SAFE_LOAD = True  # checkpoints (resume, fine-tune, inference) load weights_only
     settings = {key: False for key in _INTEGRATIONS}
     settings.update(sync=False, api_key="")
     if any(ul_utils.SETTINGS.get(key) != value for key, value in settings.items()):
