@@ -109,7 +109,9 @@
         if (xhr.status >= 200 && xhr.status < 300 && body && body.id !== undefined) {
           if (bar) bar.classList.add("ok");
           if (status) status.textContent = "Done.";
-          window.location.assign(form.getAttribute("data-redirect").replace("__ID__", encodeURIComponent(body.id)));
+          var placeholder = form.getAttribute("data-redirect-placeholder") || "__ID__";
+          var target = form.getAttribute("data-redirect").replace(placeholder, encodeURIComponent(body.id));
+          window.location.assign(target);
           return;
         }
         if (bar) bar.classList.add("bad");

@@ -1,0 +1,406 @@
+"""Shape backend records into what templates show: numbers picked out, defaults filled in.
+
+No decisions live here, only presentation; the backend's services make the decisions.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.urls import reverse
+from django.utils.dateparse import parse_datetime
+
+
+def dataset_row(*, dataset: Any) -> dict[str, Any]:
+    totals = (dataset.report or {}).get("totals") or {}
+    splits = dataset.splits or {}
+    return {
+        "id": dataset.id,
+        "name": dataset.name,
+        "classes": list(dataset.classes or []),
+        "images": totals.get("images", sum(s.get("images", 0) for s in splits.values())),
+        "instances": totals.get("instances", sum(s.get("instances", 0) for s in splits.values())),
+        "created_at": dataset.created_at,
+        "owner": getattr(dataset, "owner", ""),
+    }
+
+
+def _split_order(name: str) -> tuple[int, str]:
+    return ({"train": 0, "val": 1, "test": 2}.get(name, 3), name)
+
+
+def dataset_summary(*, dataset: Any) -> dict[str, Any]:
+    report = dataset.report or {}
+    classes = list(dataset.classes or report.get("classes") or [])
+    splits_data = dataset.splits or report.get("splits") or {}
+    splits = []
+    for name in sorted(splits_data, key=_split_order):
+        counts = splits_data[name] or {}
+        per_class = counts.get("per_class") or {}
+        splits.append(
+            {
+                "name": name,
+                "images": counts.get("images", 0),
+                "labels": counts.get("labels", 0),
+                "instances": counts.get("instances", 0),
+                "per_class": [per_class.get(c, 0) for c in classes],
+            }
+        )
+    notes = list(report.get("problems") or []) + list(report.get("warnings") or [])
+    return {
+        "classes": classes,
+        "splits": splits,
+        "images": sum(s["images"] for s in splits),
+        "labels": sum(s["labels"] for s in splits),
+        "instances": sum(s["instances"] for s in splits),
+        "problems": notes,
+    }
+
+
+def dataset_sample(*, dataset: Any, sample: dict[str, Any]) -> dict[str, Any]:
+    """A sample from the backend as the gallery draws it (boxes.js's format)."""
+    boxes = [
+        {"cls": b.get("class_id"), "label": b.get("class_name"), "xywhn": b.get("box_xywhn")}
+        for b in sample.get("boxes", [])
+    ]
+    return {
+        "split": sample["split"],
+        "name": sample["name"],
+        "url": reverse(
+            "ui:dataset_image",
+            kwargs={"dataset_id": dataset.id, "split": sample["split"], "name": sample["name"]},
+        ),
+        "count": len(boxes),
+        "boxes_json": json.dumps({"boxes": boxes}),
+    }
+
+
+# ---- jobs ----
+
+TERMINAL = {"succeeded", "failed", "cancelled", "lost"}
+CANCELLABLE = {"submitted", "queued", "running"}
+
+
+def job_title(*, job: Any) -> str:
+    spec = job.spec or {}
+    if job.kind == "train":
+        model = spec.get("model") or spec.get("architecture") or "model"
+        dataset = getattr(job.dataset, "name", None) or "a dataset"
+        return f"Train {model} on {dataset}"
+    if job.kind == "infer":
+        version = getattr(job.model_version, "name", None)
+        count = len(spec.get("images") or [])
+        what = f"{count} image{'s' if count != 1 else ''}" if count else "images"
+        return f"Detect in {what}" + (f" with {version}" if version else "")
+    return f"{job.kind} job"
+
+
+def job_percent(*, job: Any) -> float:
+    if job.state == "succeeded":
+        return 100.0
+    fraction = (job.progress or {}).get("fraction") or 0.0
+    try:
+        return max(0.0, min(100.0, float(fraction) * 100.0))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def job_row(*, job: Any) -> dict[str, Any]:
+    return {
+        "id": job.id,
+        "url": reverse("ui:job_detail", kwargs={"job_id": job.id}),
+        "title": job_title(job=job),
+        "kind": job.kind,
+        "state": job.state,
+        "percent": job_percent(job=job),
+        "created_at": job.created_at,
+        "finished_at": job.finished_at,
+        "owner": getattr(job, "owner", ""),
+    }
+
+
+# ---- GPUs ----
+
+
+def _brief(*, brief: dict[str, Any] | None, gpu_job_id: str | None) -> dict[str, Any]:
+    if not brief or not brief.get("visible"):
+        # Someone else's job, or one the web app did not submit: only that it is busy.
+        return {"label": f"job {(gpu_job_id or '')[:8]}", "url": None}
+    return {
+        "label": f"{brief['kind']} job {brief['id'][:8]} ({brief['state']})",
+        "url": reverse("ui:job_detail", kwargs={"job_id": brief["id"]}),
+    }
+
+
+def gpus_view(*, overview: dict[str, Any]) -> dict[str, Any]:
+    """The backend's GPU overview with memory as a percentage and holders as links."""
+    gpus = []
+    for gpu in overview.get("gpus") or []:
+        total = gpu.get("memory_total_mib") or 0
+        used = gpu.get("memory_used_mib") or 0
+        holder_ids = (gpu.get("lane") or {}).get("holders") or []
+        briefs = gpu.get("jobs") or [None] * len(holder_ids)
+        gpus.append(
+            {
+                **gpu,
+                "memory_pct": round(100.0 * used / total) if total else 0,
+                "holders": [
+                    _brief(brief=b, gpu_job_id=h) for b, h in zip(briefs, holder_ids, strict=False)
+                ],
+            }
+        )
+    queue = [
+        {**item, **_brief(brief=item.get("job"), gpu_job_id=item.get("id"))}
+        for item in overview.get("queue") or []
+    ]
+    fetched_at = overview.get("fetched_at")
+    return {
+        "runtime": overview.get("runtime"),
+        "gpus": gpus,
+        "queue": queue,
+        "error": overview.get("error") or (None if fetched_at else "no answer yet"),
+        "fetched_at": parse_datetime(fetched_at) if isinstance(fetched_at, str) else fetched_at,
+        "has_data": bool(fetched_at) and bool(overview.get("runtime")),
+    }
+
+
+# ---- the job page ----
+
+LOG_TAIL = 200
+
+
+def _pair(a: Any, b: Any) -> str:
+    if a is None:
+        return "\u2013"  # en dash: "not known yet"
+    return f"{a} / {b}" if b else str(a)
+
+
+def _num(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number else None  # NaN reads as missing
+
+
+def fitness(*, map50: float | None, map50_95: float | None) -> float | None:
+    """Ultralytics' default fitness, the selection metric the training uses."""
+    if map50 is None or map50_95 is None:
+        return None
+    return 0.1 * map50 + 0.9 * map50_95
+
+
+def _seed_row(record: dict[str, Any]) -> dict[str, Any]:
+    metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else record
+    map50 = _num(metrics.get("mAP50", metrics.get("map50")))
+    map50_95 = _num(metrics.get("mAP50-95", metrics.get("map50_95")))
+    given = _num(record.get("fitness", metrics.get("fitness")))
+    return {
+        "seed": record.get("seed"),
+        "map50": map50,
+        "map50_95": map50_95,
+        "precision": _num(metrics.get("precision")),
+        "recall": _num(metrics.get("recall")),
+        "fitness": given if given is not None else fitness(map50=map50, map50_95=map50_95),
+        "best": bool(record.get("best")),
+    }
+
+
+def seeds_table(*, job: Any) -> list[dict[str, Any]]:
+    """One row per seed with the best marked: from the result when it lists seeds, else
+    from each seed's last epoch record."""
+    result = job.result or {}
+    metrics = job.metrics or {}
+    listed = result.get("seeds") or metrics.get("seeds")
+    if isinstance(listed, list) and listed and isinstance(listed[0], dict):
+        rows = [_seed_row(r) for r in listed]
+    else:
+        last: dict[Any, dict[str, Any]] = {}
+        for record in metrics.get("epochs") or []:
+            last[record.get("seed")] = record
+        rows = [_seed_row(r) for r in last.values()]
+    if rows and not any(r["best"] for r in rows):
+        best_seed = result.get("best_seed", metrics.get("best_seed"))
+        marked = [r for r in rows if best_seed is not None and r["seed"] == best_seed]
+        if not marked:
+            scored = [r for r in rows if r["fitness"] is not None]
+            marked = [max(scored, key=lambda r: r["fitness"])] if scored else []
+        for r in marked[:1]:
+            r["best"] = True
+    return rows
+
+
+def _facts(*, job: Any) -> list[tuple[str, Any]]:
+    spec = job.spec or {}
+    facts: list[tuple[str, Any]] = [("Kind", job.kind), ("Job id", job.id)]
+    if job.kind == "train":
+        if job.dataset is not None:
+            facts.append(("Dataset", job.dataset.name))
+        for key in ("model", "epochs", "imgsz", "batch", "seeds"):
+            if key in spec:
+                value = spec[key]
+                shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+                facts.append((key, shown))
+        facts.append(("GPUs", job.gpus))
+    else:
+        if job.model_version is not None:
+            facts.append(("Model version", job.model_version.name))
+        for key in ("conf", "iou", "imgsz"):
+            if spec.get(key) is not None:
+                facts.append((key, spec[key]))
+    if job.gpu_ids:
+        facts.append(("Ran on GPU", ", ".join(map(str, job.gpu_ids))))
+    if job.owner_id and hasattr(job, "owner"):
+        facts.append(("Owner", job.owner))
+    return facts
+
+
+def job_status(*, job: Any, log: list[str]) -> dict[str, Any]:
+    """The JSON the job page polls: small, and the same fields the REST API uses."""
+    return {
+        "job": {
+            "id": str(job.id),
+            "kind": job.kind,
+            "state": job.state,
+            "progress": job.progress or {},
+            "metrics": {"epochs": (job.metrics or {}).get("epochs") or []},
+            "error": (
+                {"code": job.error_code, "message": job.error_message}
+                if job.error_code or job.error_message
+                else None
+            ),
+        },
+        "terminal": job.state in TERMINAL,
+        "log": log[-LOG_TAIL:],
+    }
+
+
+def job_page(
+    *, job: Any, log: list[str], model_version: Any | None, detections: dict[str, Any] | None
+) -> dict[str, Any]:
+    progress = job.progress or {}
+    percent = job_percent(job=job)
+    status = job_status(job=job, log=log)
+    page: dict[str, Any] = {
+        "id": job.id,
+        "kind": job.kind,
+        "state": job.state,
+        "title": job_title(job=job),
+        "subtitle": f"{job.kind} job · submitted {job.created_at:%Y-%m-%d %H:%M}",
+        "cancellable": job.state in CANCELLABLE,
+        "error": status["job"]["error"],
+        "progress": progress,
+        "progress_pairs": {
+            "seed": _pair(progress.get("seed"), progress.get("seeds")),
+            "epoch": _pair(progress.get("epoch"), progress.get("epochs")),
+            "batch": _pair(progress.get("batch"), progress.get("batches")),
+        },
+        "percent": round(percent, 1),
+        "percent_text": f"{percent:.0f}%" if percent >= 100 else f"{percent:.1f}%",
+        "created_at": job.created_at,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
+        "epochs": status["job"]["metrics"]["epochs"],
+        "seeds": seeds_table(job=job) if job.state == "succeeded" else [],
+        "model_version": None,
+        "facts": _facts(job=job),
+        "log": log[-LOG_TAIL:],
+        "log_limit": LOG_TAIL,
+        "config": {
+            "status_url": reverse("ui:job_status", kwargs={"job_id": job.id}),
+            "terminal": status["terminal"],
+            "epochs": status["job"]["metrics"]["epochs"],
+        },
+    }
+    if model_version is not None:
+        page["model_version"] = {
+            "label": model_version.name,
+            "stage": model_version.stage,
+            "url": reverse("ui:models") + f"#version-{model_version.id}",
+        }
+    if detections is not None:
+        page.update(detections)
+    return page
+
+
+# ---- inference results ----
+
+
+def _first(d: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if d.get(key) is not None:
+            return d[key]
+    return None
+
+
+def detection_box(raw: dict[str, Any]) -> dict[str, Any]:
+    """One detection in boxes.js's format, whichever spelling the record uses."""
+    cls = _first(raw, "class_id", "cls", "class")
+    label = _first(raw, "class_name", "name", "label")
+    return {
+        "cls": int(cls) if isinstance(cls, int | float) else None,
+        "label": label or (str(cls) if cls is not None else ""),
+        "conf": _num(_first(raw, "confidence", "conf", "score")),
+        "xyxy": [float(v) for v in (_first(raw, "box_xyxy", "xyxy", "bbox") or [0, 0, 0, 0])],
+    }
+
+
+def detections_view(*, job: Any, images: list[dict[str, Any]]) -> dict[str, Any]:
+    """Gallery, table and count for an inference job; `images` as the backend lists them:
+    [{"name", "detections": [...]}, ...]."""
+    gallery = []
+    rows = []
+    for image in images:
+        name = _first(image, "name", "image", "file") or "image"
+        boxes = [detection_box(d) for d in image.get("detections") or []]
+        gallery.append(
+            {
+                "name": name,
+                "url": reverse("ui:job_image", kwargs={"job_id": job.id, "name": name}),
+                "count": len(boxes),
+                "boxes_json": json.dumps({"boxes": boxes}),
+            }
+        )
+        rows.extend({"image": name, **box} for box in boxes)
+    return {
+        "images": gallery,
+        "detections": rows,
+        "detection_count": len(rows),
+        "json_url": reverse("ui:job_detections", kwargs={"job_id": job.id}),
+    }
+
+
+# ---- registry ----
+
+
+def version_row(*, version: Any) -> dict[str, Any]:
+    metrics = version.metrics or {}
+    source_job = getattr(version, "source_job", None)
+    return {
+        "id": version.id,
+        "label": version.name,
+        "fingerprint": version.fingerprint,
+        "stage": version.stage,
+        "source": f"training {str(source_job.id)[:8]}" if source_job else version.source,
+        "source_url": (
+            reverse("ui:job_detail", kwargs={"job_id": source_job.id}) if source_job else None
+        ),
+        "architecture": version.architecture,
+        "class_names": list(version.class_names or []),
+        "map50": _num(metrics.get("mAP50")),
+        "map50_95": _num(metrics.get("mAP50-95")),
+        "created_at": version.created_at,
+    }
+
+
+def event_row(*, event: Any) -> dict[str, Any]:
+    return {
+        "at": event.created_at,
+        "version": event.model_version.name,
+        "action": event.action,
+        "from_stage": event.from_stage,
+        "to_stage": event.to_stage,
+        "who": event.actor.get_username() if event.actor else "system",
+        "reason": event.reason,
+    }

@@ -1,0 +1,108 @@
+/* The job page: poll the job's JSON status view and keep the progress bar, figures, chart
+ * and log tail current. When the job finishes the page reloads once so the server renders
+ * the final results (seeds table, gallery); a finished page does not poll at all. */
+(function () {
+  "use strict";
+
+  var TERMINAL = ["succeeded", "failed", "cancelled", "lost"];
+
+  function $(id) {
+    return document.getElementById(id);
+  }
+
+  function text(id, value) {
+    var node = $(id);
+    if (node) node.textContent = value;
+  }
+
+  function pair(a, b) {
+    if (a === null || a === undefined) return "–";
+    return b ? a + " / " + b : String(a);
+  }
+
+  function renderProgress(job) {
+    var p = job.progress || {};
+    var fraction = typeof p.fraction === "number" ? p.fraction : 0;
+    if (job.state === "succeeded") fraction = 1;
+    var pct = Math.round(fraction * 1000) / 10;
+    var fill = document.querySelector("#job-progress > span");
+    if (fill) fill.style.width = pct + "%";
+    var bar = $("job-progress");
+    if (bar) {
+      bar.setAttribute("aria-valuenow", String(pct));
+      bar.classList.toggle("ok", job.state === "succeeded");
+      bar.classList.toggle("bad", job.state === "failed" || job.state === "lost");
+    }
+    text("job-percent", pct.toFixed(pct >= 100 ? 0 : 1) + "%");
+    text("fig-seed", pair(p.seed, p.seeds));
+    text("fig-epoch", pair(p.epoch, p.epochs));
+    text("fig-batch", pair(p.batch, p.batches));
+    text("fig-stage", p.stage || "–");
+  }
+
+  function renderState(job) {
+    var badge = $("job-state");
+    if (!badge) return;
+    badge.textContent = job.state;
+    badge.className = "badge badge-" + job.state;
+    badge.setAttribute("data-state", job.state);
+    var cancel = $("job-cancel");
+    if (cancel && TERMINAL.indexOf(job.state) !== -1) cancel.hidden = true;
+  }
+
+  function renderLog(lines) {
+    var log = $("job-log");
+    if (!log || !Array.isArray(lines)) return;
+    // Keep following the tail unless the reader has scrolled up to read something.
+    var atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
+    var joined = lines.join("\n");
+    if (log.textContent !== joined) {
+      log.textContent = joined || "(no output yet)";
+      if (atBottom) log.scrollTop = log.scrollHeight;
+    }
+  }
+
+  function renderError(job) {
+    var box = $("job-error");
+    if (!box) return;
+    if (job.error && job.error.message) {
+      box.hidden = false;
+      text("job-error-code", job.error.code || "");
+      text("job-error-message", job.error.message);
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var configNode = $("job-config");
+    if (!configNode) return;
+    var config = JSON.parse(configNode.textContent);
+    var chartNode = $("job-chart");
+    var chart = chartNode && window.carrilEpochChart ? window.carrilEpochChart(chartNode) : null;
+    if (chart && config.epochs) chart.update(config.epochs);
+    if (config.terminal) return;
+
+    window.carrilPoll({
+      url: config.status_url,
+      fastMs: 1000,
+      slowMs: 10000,
+      onData: function (data) {
+        var job = data.job;
+        renderState(job);
+        renderProgress(job);
+        renderError(job);
+        if (chart) chart.update((job.metrics && job.metrics.epochs) || []);
+        renderLog(data.log);
+        text("poll-note", "");
+      },
+      onError: function () {
+        text("poll-note", "Lost contact with the server; retrying…");
+      },
+      isDone: function (data) {
+        return data.terminal;
+      },
+      onDone: function () {
+        window.location.reload();
+      },
+    });
+  });
+})();

@@ -1,0 +1,34 @@
+"""The browser UI's routes, mounted at the site root."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from ui.views import auth, dashboard, datasets, inference, jobs, models, training
+
+app_name = "ui"
+
+urlpatterns = [
+    path("login/", auth.sign_in, name="login"),
+    path("logout/", auth.sign_out, name="logout"),
+    path("", dashboard.dashboard, name="dashboard"),
+    path("status.json", dashboard.dashboard_status, name="dashboard_status"),
+    path("datasets/", datasets.dataset_list, name="datasets"),
+    path("datasets/<uuid:dataset_id>/", datasets.dataset_detail, name="dataset_detail"),
+    path(
+        "datasets/<uuid:dataset_id>/images/<str:split>/<str:name>",
+        datasets.dataset_image,
+        name="dataset_image",
+    ),
+    path("datasets/<uuid:dataset_id>/delete/", datasets.dataset_delete, name="dataset_delete"),
+    path("train/", training.train_new, name="train_new"),
+    path("jobs/", jobs.job_list, name="jobs"),
+    path("jobs/<uuid:job_id>/", jobs.job_detail, name="job_detail"),
+    path("jobs/<uuid:job_id>/status.json", jobs.job_status, name="job_status"),
+    path("jobs/<uuid:job_id>/cancel/", jobs.job_cancel, name="job_cancel"),
+    path("jobs/<uuid:job_id>/images/<str:name>", jobs.job_image, name="job_image"),
+    path("jobs/<uuid:job_id>/detections.json", jobs.job_detections, name="job_detections"),
+    path("infer/", inference.infer_new, name="infer_new"),
+    path("models/", models.model_list, name="models"),
+    path("models/<uuid:version_id>/stage/", models.model_stage, name="model_stage"),
+]

@@ -1,0 +1,35 @@
+"""The inference page: the form posts straight to the REST API (with upload progress);
+the job page then shows the gallery."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+
+from ui import backend, presenters
+from ui.pages import PLACEHOLDER_ID, render_page
+
+RECENT = 8
+
+
+@login_required
+@require_GET
+def infer_new(request: HttpRequest) -> HttpResponse:
+    versions = [v for v in backend.model_versions() if v.stage != "retired"]
+    serving = next((v for v in versions if v.stage == "serving"), None)
+    recent = backend.jobs(user=request.user, kind="infer")[:RECENT]
+    return render_page(
+        request,
+        "ui/infer/new.html",
+        {
+            "versions": [presenters.version_row(version=v) for v in versions],
+            "serving": presenters.version_row(version=serving) if serving else None,
+            "preselect": request.GET.get("version", ""),
+            "recent_jobs": [presenters.job_row(job=j) for j in recent],
+            "max_images": settings.CARRIL_INFER_MAX_IMAGES,
+            "placeholder_id": PLACEHOLDER_ID,
+        },
+        section="infer",
+    )

@@ -1,0 +1,61 @@
+"""The new-training form: validated here for shape, created by the backend's service."""
+
+from __future__ import annotations
+
+from carril_web.errors import ValidationFailed
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_http_methods
+
+from ui import backend
+from ui.forms import TrainingForm
+from ui.pages import render_page
+
+
+def _form(request: HttpRequest) -> TrainingForm:
+    gpus = backend.gpus_overview(user=request.user).get("gpus") or []
+    kwargs = {
+        "datasets": [(str(d.id), d.name) for d in backend.datasets(user=request.user)],
+        "architectures": list(backend.ARCHITECTURES),
+        "versions": [
+            (str(v.id), f"{v.name} ({v.stage})")
+            for v in backend.model_versions()
+            if v.stage != "retired"
+        ],
+        "max_gpus": len(gpus) or None,
+    }
+    if request.method == "POST":
+        return TrainingForm(request.POST, **kwargs)
+    initial = {"dataset": request.GET.get("dataset", "")}
+    return TrainingForm(initial=initial, **kwargs)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def train_new(request: HttpRequest) -> HttpResponse:
+    form = _form(request)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        version_id = form.base_version_id()
+        try:
+            job = backend.training_create(
+                owner=request.user,
+                dataset=backend.dataset(user=request.user, dataset_id=data["dataset"]),
+                model=data["model"],
+                base_version=backend.model_version(version_id=version_id) if version_id else None,
+                epochs=data["epochs"],
+                imgsz=data["imgsz"],
+                batch=data["batch"],
+                seeds=data["seeds"],
+                gpus=data["gpus"],
+            )
+        except ValidationFailed as exc:
+            for field, errors in (exc.details.get("fields") or {}).items():
+                form.add_error(field if field in form.fields else None, errors)
+            if not exc.details.get("fields"):
+                form.add_error(None, exc.message)
+        else:
+            return redirect("ui:job_detail", job_id=job.id)
+    status = 400 if request.method == "POST" else 200
+    return render_page(request, "ui/train/new.html", {"form": form}, section="train", status=status)
