@@ -1,0 +1,35 @@
+"""`python -m gpu_service`: run the API on CARRIL_GPU_HOST:CARRIL_GPU_PORT.
+
+Imports stay inside `main()`: spawned workers re-import this module as `__mp_main__`,
+and they must not pay for (or run) any of it.
+"""
+
+from __future__ import annotations
+
+
+def main() -> None:
+    import logging
+
+    import uvicorn
+
+    from gpu_service.api.app import create_app
+    from gpu_service.logging import logging_configure
+    from gpu_service.settings import load_settings
+
+    settings = load_settings()
+    logging_configure(settings=settings)
+    logging.getLogger(__name__).info(
+        "GPU service on %s:%s, storage %s", settings.gpu_host, settings.gpu_port, settings.storage
+    )
+    uvicorn.run(
+        create_app(settings),
+        host=settings.gpu_host,
+        port=settings.gpu_port,
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=10,
+    )
+
+
+if __name__ == "__main__":
+    main()

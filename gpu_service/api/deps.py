@@ -1,0 +1,52 @@
+"""Dependencies as named `Annotated` aliases, so route signatures read as declarations."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from gpu_service.errors import Unauthorized
+from gpu_service.journal import Journal
+from gpu_service.logging import request_id_var
+from gpu_service.scheduler import Scheduler
+from gpu_service.settings import Settings
+from gpu_service.weights_pool import WeightsPool
+
+
+def _settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def _scheduler(request: Request) -> Scheduler:
+    return request.app.state.scheduler
+
+
+def _journal(request: Request) -> Journal:
+    return request.app.state.scheduler.journal
+
+
+def _weights(request: Request) -> WeightsPool:
+    return request.app.state.weights
+
+
+def _request_id(request: Request) -> str | None:
+    value = request_id_var.get()
+    return None if value == "-" else value
+
+
+SettingsDep = Annotated[Settings, Depends(_settings)]
+SchedulerDep = Annotated[Scheduler, Depends(_scheduler)]
+JournalDep = Annotated[Journal, Depends(_journal)]
+WeightsDep = Annotated[WeightsPool, Depends(_weights)]
+RequestIdDep = Annotated[str | None, Depends(_request_id)]
+
+
+def require_token(request: Request, settings: SettingsDep) -> None:
+    """Bearer token, compared in constant time so its bytes cannot be guessed by timing."""
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not secrets.compare_digest(
+        given.strip().encode(), settings.token.encode()
+    ):
+        raise Unauthorized()
