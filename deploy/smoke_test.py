@@ -1,0 +1,318 @@
+"""End-to-end smoke test of a running Carril, through its public REST API only.
+
+Signs in, uploads a tiny generated dataset, trains one epoch, waits for success, promotes
+the trained model (as an administrator), runs an inference with it and checks the
+detections JSON. Standard library only, so it runs from any Python 3.11 on the host:
+
+    CARRIL_DEMO_PASSWORD=... CARRIL_SMOKE_ADMIN_PASSWORD=... \\
+        python3 deploy/smoke_test.py --base-url http://127.0.0.1:8000 --request-id smoke-1
+
+Used by deploy/compose-smoke.sh (CI) against the Compose project on the simulated runtime;
+works the same against `make run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import struct
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+import zipfile
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+TERMINAL_STATES = {"succeeded", "failed", "cancelled", "lost"}
+IMAGE_SIZE = 64
+
+
+class SmokeFailed(Exception):
+    """The smoke test found Carril not working."""
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    body: Any
+
+
+@dataclass(frozen=True)
+class Client:
+    base_url: str
+    token: str | None = None
+    request_id: str | None = None
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        multipart: tuple[bytes, str] | None = None,
+        expect: tuple[int, ...] = (200,),
+    ) -> Any:
+        headers = {"Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Token {self.token}"
+        if self.request_id:
+            headers["X-Request-ID"] = self.request_id
+        data = None
+        if json_body is not None:
+            data = json.dumps(json_body).encode()
+            headers["Content-Type"] = "application/json"
+        elif multipart is not None:
+            data, headers["Content-Type"] = multipart
+        request = urllib.request.Request(  # noqa: S310 - the URL is the operator's own
+            self.base_url.rstrip("/") + path, data=data, headers=headers, method=method
+        )
+        response = _send(request)
+        if response.status not in expect:
+            raise SmokeFailed(
+                f"{method} {path}: expected {expect}, got {response.status}: "
+                f"{json.dumps(response.body)[:2000]}"
+            )
+        return response.body
+
+    def with_request_id(self, request_id: str) -> Client:
+        return Client(base_url=self.base_url, token=self.token, request_id=request_id)
+
+
+def _send(request: urllib.request.Request) -> Response:
+    try:
+        with urllib.request.urlopen(request, timeout=60) as raw:  # noqa: S310
+            return Response(raw.status, _decode(raw.read()))
+    except urllib.error.HTTPError as error:
+        return Response(error.code, _decode(error.read()))
+
+
+def _decode(payload: bytes) -> Any:
+    try:
+        return json.loads(payload) if payload else None
+    except ValueError:
+        return payload.decode(errors="replace")[:2000]
+
+
+def multipart_body(
+    *, fields: dict[str, str], files: list[tuple[str, str, bytes]]
+) -> tuple[bytes, str]:
+    """A multipart/form-data body; `files` are (field, filename, content)."""
+    boundary = uuid.uuid4().hex
+    out = io.BytesIO()
+    for name, value in fields.items():
+        out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode())
+        out.write(value.encode() + b"\r\n")
+    for name, filename, content in files:
+        out.write(
+            f"--{boundary}\r\nContent-Disposition: form-data; "
+            f'name="{name}"; filename="{filename}"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n".encode()
+        )
+        out.write(content + b"\r\n")
+    out.write(f"--{boundary}--\r\n".encode())
+    return out.getvalue(), f"multipart/form-data; boundary={boundary}"
+
+
+def png_with_box(*, seed: int) -> tuple[bytes, tuple[float, float, float, float]]:
+    """A small RGB PNG: grey background, one bright box. Returns it and its YOLO label."""
+    left, top = 8 + (seed * 7) % 24, 8 + (seed * 11) % 24
+    width, height = 20 + seed % 8, 16 + seed % 10
+    rows = []
+    for y in range(IMAGE_SIZE):
+        row = bytearray([0])  # PNG filter type "none"
+        for x in range(IMAGE_SIZE):
+            inside = left <= x < left + width and top <= y < top + height
+            row += bytes((230, 40, 40) if inside else (90, 90, 90))
+        rows.append(bytes(row))
+    header = struct.pack(">IIBBBBB", IMAGE_SIZE, IMAGE_SIZE, 8, 2, 0, 0, 0)
+    png = b"\x89PNG\r\n\x1a\n"
+    png += _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(b"".join(rows)))
+    png += _chunk(b"IEND", b"")
+    label = (
+        (left + width / 2) / IMAGE_SIZE,
+        (top + height / 2) / IMAGE_SIZE,
+        width / IMAGE_SIZE,
+        height / IMAGE_SIZE,
+    )
+    return png, label
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def dataset_zip(*, train: int = 8, val: int = 4) -> bytes:
+    """A YOLO detection dataset with one class, two splits, one box per image."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("data.yaml", "train: images/train\nval: images/val\nnc: 1\nnames: [box]\n")
+        seed = 0
+        for split, count in (("train", train), ("val", val)):
+            for index in range(count):
+                png, (cx, cy, w, h) = png_with_box(seed=seed)
+                seed += 1
+                archive.writestr(f"images/{split}/img{index:03d}.png", png)
+                archive.writestr(
+                    f"labels/{split}/img{index:03d}.txt", f"0 {cx:.6f} {cy:.6f} {w:.6f} {h:.6f}\n"
+                )
+    return out.getvalue()
+
+
+def sign_in(*, base_url: str, username: str, password: str) -> Client:
+    body = Client(base_url=base_url).call(
+        "POST", "/api/v1/auth/token/", json_body={"username": username, "password": password}
+    )
+    token = body.get("token") if isinstance(body, dict) else None
+    if not token:
+        raise SmokeFailed(f"sign-in as {username!r} returned no token: {body!r}")
+    return Client(base_url=base_url, token=token)
+
+
+def wait_for_job(*, client: Client, job_id: Any, timeout_s: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    last_state = None
+    while True:
+        job = client.call("GET", f"/api/v1/jobs/{job_id}/")
+        if job["state"] != last_state:
+            last_state = job["state"]
+            log(f"job {job_id}: {last_state} {json.dumps(job.get('progress') or {})}")
+        if job["state"] in TERMINAL_STATES:
+            return job
+        if time.monotonic() > deadline:
+            raise SmokeFailed(f"job {job_id} still {job['state']} after {timeout_s:.0f} s")
+        time.sleep(2)
+
+
+def require_success(job: dict[str, Any]) -> None:
+    if job["state"] != "succeeded":
+        raise SmokeFailed(f"job {job['id']} ended {job['state']}: {json.dumps(job.get('error'))}")
+
+
+def results_of(body: Any) -> list[dict[str, Any]]:
+    """A list endpoint's items, paginated (`{"results": [...]}`) or not."""
+    return body["results"] if isinstance(body, dict) and "results" in body else list(body)
+
+
+def find_model_version(*, client: Client, fingerprint: str) -> dict[str, Any]:
+    versions = results_of(client.call("GET", "/api/v1/models/?page_size=100"))
+    for version in versions:
+        if version.get("fingerprint") == fingerprint:
+            return version
+    raise SmokeFailed(f"no model version with fingerprint {fingerprint} among {len(versions)}")
+
+
+def check_detections(body: Any) -> int:
+    """The detections JSON has one entry per image, each with well-formed boxes."""
+    images = body.get("images") if isinstance(body, dict) else body
+    if not isinstance(images, list) or not images:
+        raise SmokeFailed(f"detections JSON has no images: {json.dumps(body)[:500]}")
+    boxes = 0
+    for image in images:
+        for detection in image["detections"]:
+            if len(detection["box_xyxy"]) != 4 or not 0 <= detection["confidence"] <= 1:
+                raise SmokeFailed(f"malformed detection: {detection!r}")
+            boxes += 1
+    return boxes
+
+
+def log(message: str) -> None:
+    print(f"smoke: {message}", flush=True)
+
+
+def run(*, base_url: str, user: str, admin: str, request_id: str, timeout_s: float) -> None:
+    password = os.environ.get("CARRIL_DEMO_PASSWORD", "")
+    admin_password = os.environ.get("CARRIL_SMOKE_ADMIN_PASSWORD", "")
+    if not password or not admin_password:
+        raise SmokeFailed("set CARRIL_DEMO_PASSWORD and CARRIL_SMOKE_ADMIN_PASSWORD")
+
+    client = sign_in(base_url=base_url, username=user, password=password).with_request_id(
+        request_id
+    )
+    log(f"signed in as {user}; request id {request_id}")
+
+    dataset = client.call(
+        "POST",
+        "/api/v1/datasets/",
+        multipart=multipart_body(
+            fields={"name": f"smoke-{request_id}"},
+            files=[("file", "smoke.zip", dataset_zip())],
+        ),
+        expect=(201,),
+    )
+    log(f"dataset {dataset['id']} uploaded: classes {dataset.get('classes')}")
+
+    accepted = client.call(
+        "POST",
+        "/api/v1/jobs/train/",
+        json_body={
+            "dataset": dataset["id"],
+            "model": "yolov8n",
+            "epochs": 1,
+            "imgsz": IMAGE_SIZE,
+            "batch": 4,
+            "seeds": [42],
+            "gpus": 1,
+        },
+        expect=(201, 202),
+    )
+    training = wait_for_job(client=client, job_id=accepted["id"], timeout_s=timeout_s)
+    require_success(training)
+    fingerprint = training["result"]["weights"]["fingerprint"]
+    log(f"training {training['id']} succeeded: weights {fingerprint[:12]}")
+
+    administrator = sign_in(base_url=base_url, username=admin, password=admin_password)
+    version = find_model_version(client=administrator, fingerprint=fingerprint)
+    administrator.with_request_id(request_id).call(
+        "POST",
+        f"/api/v1/models/{version['id']}/stage/",
+        json_body={"stage": "serving", "reason": f"compose smoke test {request_id}"},
+        expect=(200, 201),
+    )
+    log(f"model version {version['id']} promoted to serving")
+
+    images = [png_with_box(seed=100 + index)[0] for index in range(2)]
+    accepted = client.call(
+        "POST",
+        "/api/v1/jobs/infer/",
+        multipart=multipart_body(
+            fields={"model_version": str(version["id"]), "conf": "0.001", "imgsz": str(IMAGE_SIZE)},
+            files=[("images", f"probe{index}.png", image) for index, image in enumerate(images)],
+        ),
+        expect=(201, 202),
+    )
+    inference = wait_for_job(client=client, job_id=accepted["id"], timeout_s=timeout_s)
+    require_success(inference)
+    boxes = check_detections(client.call("GET", f"/api/v1/jobs/{inference['id']}/detections/"))
+    log(f"inference {inference['id']} succeeded: {len(images)} images, {boxes} boxes")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+    parser.add_argument("--user", default="demo")
+    parser.add_argument("--admin", default="smoke-admin")
+    parser.add_argument("--request-id", default=f"smoke-{uuid.uuid4().hex[:12]}")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per job")
+    args = parser.parse_args()
+    try:
+        run(
+            base_url=args.base_url,
+            user=args.user,
+            admin=args.admin,
+            request_id=args.request_id,
+            timeout_s=args.timeout,
+        )
+    except (SmokeFailed, KeyError, TypeError, urllib.error.URLError) as error:
+        print(f"smoke test FAILED: {error!r}", file=sys.stderr)
+        return 1
+    log("passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
