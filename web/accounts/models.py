@@ -1,0 +1,33 @@
+"""API tokens, stored hashed: the database never holds a token anyone could replay."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+ADMINISTRATORS_GROUP = "Administrators"
+
+
+class ApiToken(models.Model):
+    """A user's API token. Only its SHA-256 is kept; the token is shown once at creation."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, blank=True)
+    # The first characters, kept so a person can tell their tokens apart in a list.
+    prefix = models.CharField(max_length=12)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

@@ -1,0 +1,46 @@
+"""Routes of the public REST API under /api/v1/. Add to this contract; never change it."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from api.views import auth, datasets, gpus, jobs, models
+
+app_name = "api"
+
+urlpatterns = [
+    path("auth/token/", auth.TokenObtainView.as_view(), name="token-obtain"),
+    path("auth/tokens/", auth.TokensView.as_view(), name="tokens"),
+    path("auth/tokens/<int:token_id>/", auth.TokenRevokeView.as_view(), name="token-revoke"),
+    path("datasets/", datasets.DatasetsView.as_view(), name="datasets"),
+    path(
+        "datasets/<uuid:dataset_id>/", datasets.DatasetDetailView.as_view(), name="dataset-detail"
+    ),
+    path(
+        "datasets/<uuid:dataset_id>/samples/",
+        datasets.DatasetSamplesView.as_view(),
+        name="dataset-samples",
+    ),
+    path(
+        "datasets/<uuid:dataset_id>/images/<str:split>/<str:name>",
+        datasets.DatasetImageView.as_view(),
+        name="dataset-image",
+    ),
+    path("models/", models.ModelsView.as_view(), name="models"),
+    path("models/import/", models.ModelImportView.as_view(), name="model-import"),
+    path("models/<uuid:version_id>/", models.ModelDetailView.as_view(), name="model-detail"),
+    path("models/<uuid:version_id>/stage/", models.ModelStageView.as_view(), name="model-stage"),
+    path("jobs/", jobs.JobsView.as_view(), name="jobs"),
+    path("jobs/train/", jobs.TrainView.as_view(), name="job-train"),
+    path("jobs/infer/", jobs.InferView.as_view(), name="job-infer"),
+    path("jobs/<uuid:job_id>/", jobs.JobDetailView.as_view(), name="job-detail"),
+    path("jobs/<uuid:job_id>/cancel/", jobs.JobCancelView.as_view(), name="job-cancel"),
+    path("jobs/<uuid:job_id>/logs/", jobs.JobLogsView.as_view(), name="job-logs"),
+    path("jobs/<uuid:job_id>/detections/", jobs.JobDetectionsView.as_view(), name="job-detections"),
+    path(
+        "jobs/<uuid:job_id>/artifacts/<path:relpath>",
+        jobs.JobArtifactView.as_view(),
+        name="job-artifact",
+    ),
+    path("gpus/", gpus.GpusView.as_view(), name="gpus"),
+]

@@ -1,0 +1,67 @@
+"""API tokens: obtain one with a password, list, create and revoke your own."""
+
+from __future__ import annotations
+
+from accounts.models import ApiToken
+from accounts.services import api_token_create, api_token_revoke
+from carril_web.errors import Unauthorized
+from django.contrib.auth import authenticate
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import AnonRateThrottle
+from rest_framework.views import APIView
+
+from api.serializers import TokenCreateIn, TokenObtainIn, TokenObtainOut, TokenOut
+
+
+class PasswordThrottle(AnonRateThrottle):
+    rate = "20/min"
+
+
+class TokenObtainView(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_classes = [PasswordThrottle]
+
+    @extend_schema(request=TokenObtainIn, responses={200: TokenObtainOut}, auth=[])
+    def post(self, request: Request) -> Response:
+        data = TokenObtainIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = authenticate(
+            request._request,
+            username=data.validated_data["username"],
+            password=data.validated_data["password"],
+        )
+        if user is None or not user.is_active:
+            raise Unauthorized("Wrong username or password.")
+        issued = api_token_create(user=user, name=data.validated_data.get("name", "") or "api")
+        return Response(
+            {"token": issued.secret, "id": issued.token.id, "prefix": issued.token.prefix}
+        )
+
+
+class TokensView(APIView):
+    @extend_schema(responses={200: TokenOut(many=True)})
+    def get(self, request: Request) -> Response:
+        tokens = ApiToken.objects.filter(user=request.user)
+        return Response(TokenOut(tokens, many=True).data)
+
+    @extend_schema(request=TokenCreateIn, responses={201: TokenObtainOut})
+    def post(self, request: Request) -> Response:
+        data = TokenCreateIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        issued = api_token_create(user=request.user, name=data.validated_data.get("name", ""))
+        return Response(
+            {"token": issued.secret, "id": issued.token.id, "prefix": issued.token.prefix},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class TokenRevokeView(APIView):
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, token_id: int) -> Response:
+        api_token_revoke(user=request.user, token_id=token_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)

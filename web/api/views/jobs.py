@@ -1,0 +1,183 @@
+"""Jobs: start a training or an inference, list, read, cancel, logs, detections, artifacts.
+
+Reads answer from the database only; the reconciler keeps rows fresh.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+
+from carril_web.errors import Conflict, NotFound, ValidationFailed
+from datasets.selectors import dataset_get
+from django.http import FileResponse, HttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from jobs.models import JobKind, JobState
+from jobs.selectors import job_artifact_path, job_get, job_log_tail, jobs_visible_to
+from jobs.services import ARCHITECTURES, job_cancel, job_create_inference, job_create_training
+from registry.models import Stage
+from registry.selectors import model_version_for_inference, model_version_get
+from rest_framework import status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.pagination import paginated
+from api.serializers import (
+    DetectionsOut,
+    InferIn,
+    JobAcceptedOut,
+    JobLogsOut,
+    JobOut,
+    TrainIn,
+    job_result_public,
+)
+
+
+def _accepted(job) -> Response:
+    body = JobAcceptedOut({"id": job.id, "state": job.state, "url": JobOut().get_url(job)}).data
+    return Response(body, status=status.HTTP_202_ACCEPTED)
+
+
+class TrainView(APIView):
+    @extend_schema(request=TrainIn, responses={202: JobAcceptedOut})
+    def post(self, request: Request) -> Response:
+        data = TrainIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        try:
+            dataset = dataset_get(user=request.user, dataset_id=params["dataset"])
+        except NotFound as exc:
+            raise ValidationFailed(details={"fields": {"dataset": ["No such dataset."]}}) from exc
+        base_version = None
+        if params["model"] not in ARCHITECTURES:
+            try:
+                base_version = model_version_get(version_id=params["model"])
+            except NotFound as exc:
+                raise ValidationFailed(
+                    details={
+                        "fields": {
+                            "model": [
+                                f"An architecture ({', '.join(ARCHITECTURES)}) "
+                                "or a model version id."
+                            ]
+                        }
+                    }
+                ) from exc
+            if base_version.stage == Stage.RETIRED:
+                raise ValidationFailed(details={"fields": {"model": ["That version is retired."]}})
+        job = job_create_training(
+            owner=request.user,
+            dataset=dataset,
+            model=params["model"],
+            base_version=base_version,
+            epochs=params["epochs"],
+            imgsz=params["imgsz"],
+            batch=params["batch"],
+            seeds=params["seeds"],
+            gpus=params["gpus"],
+            lr0=params.get("lr0"),
+            patience=params.get("patience"),
+        )
+        return _accepted(job)
+
+
+class InferView(APIView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(request=InferIn, responses={202: JobAcceptedOut})
+    def post(self, request: Request) -> Response:
+        data = InferIn(data={**request.data.dict(), "images": request.FILES.getlist("images")})
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        version = model_version_for_inference(version_id=params.get("model_version"))
+        job = job_create_inference(
+            owner=request.user,
+            version=version,
+            images=params["images"],
+            conf=params["conf"],
+            iou=params["iou"],
+            imgsz=params["imgsz"],
+        )
+        return _accepted(job)
+
+
+class JobsView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("state", str, enum=[s.value for s in JobState]),
+            OpenApiParameter("kind", str, enum=[k.value for k in JobKind]),
+        ],
+        responses={200: JobOut(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        state = request.query_params.get("state") or None
+        kind = request.query_params.get("kind") or None
+        if state and state not in JobState.values:
+            raise ValidationFailed(details={"fields": {"state": [f"One of {JobState.values}."]}})
+        if kind and kind not in JobKind.values:
+            raise ValidationFailed(details={"fields": {"kind": [f"One of {JobKind.values}."]}})
+        return paginated(
+            request=request,
+            view=self,
+            queryset=jobs_visible_to(user=request.user, state=state, kind=kind),
+            serializer=JobOut,
+        )
+
+
+class JobDetailView(APIView):
+    @extend_schema(responses={200: JobOut})
+    def get(self, request: Request, job_id: str) -> Response:
+        return Response(JobOut(job_get(user=request.user, job_id=job_id)).data)
+
+
+class JobCancelView(APIView):
+    @extend_schema(request=None, responses={202: JobOut})
+    def post(self, request: Request, job_id: str) -> Response:
+        job = job_cancel(job=job_get(user=request.user, job_id=job_id))
+        return Response(JobOut(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class JobLogsView(APIView):
+    @extend_schema(parameters=[OpenApiParameter("tail", int)], responses={200: JobLogsOut})
+    def get(self, request: Request, job_id: str) -> Response:
+        job = job_get(user=request.user, job_id=job_id)
+        try:
+            tail = int(request.query_params.get("tail", 200))
+        except ValueError:
+            tail = 200
+        return Response({"job_id": str(job.id), "lines": job_log_tail(job=job, lines=tail)})
+
+
+class JobDetectionsView(APIView):
+    @extend_schema(parameters=[OpenApiParameter("download", bool)], responses={200: DetectionsOut})
+    def get(self, request: Request, job_id: str) -> Response | HttpResponse:
+        job = job_get(user=request.user, job_id=job_id)
+        if job.kind != JobKind.INFER:
+            raise NotFound("Only inference jobs have detections.")
+        if job.state != JobState.SUCCEEDED:
+            raise Conflict(f"The job is {job.state}; detections come when it succeeds.")
+        result = job_result_public(job=job) or {}
+        body = {
+            "job_id": str(job.id),
+            "state": job.state,
+            "model": result.get("model"),
+            "images": result.get("images", []),
+            "images_per_second": result.get("images_per_second"),
+            "results_url": result.get("results_url"),
+        }
+        if request.query_params.get("download") in {"1", "true"}:
+            response = HttpResponse(json.dumps(body, indent=2), content_type="application/json")
+            response["Content-Disposition"] = f'attachment; filename="detections-{job.id}.json"'
+            return response
+        return Response(DetectionsOut(body).data)
+
+
+class JobArtifactView(APIView):
+    @extend_schema(responses={(200, "application/octet-stream"): bytes})
+    def get(self, request: Request, job_id: str, relpath: str) -> FileResponse:
+        job = job_get(user=request.user, job_id=job_id)
+        path = job_artifact_path(job=job, relpath=relpath)
+        content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return FileResponse(open(path, "rb"), content_type=content_type)

@@ -1,0 +1,26 @@
+"""Top-level routes: the REST API, its schema and docs, health, metrics, and the UI pages."""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from observability import views as observability_views
+
+urlpatterns = [
+    path("api/v1/", include("api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("healthz", observability_views.healthz, name="healthz"),
+    path("metrics", observability_views.metrics, name="metrics"),
+    path("admin/", admin.site.urls),
+]
+
+# The browser UI (web/ui/) is written alongside; its routes mount at the root once present.
+if find_spec("ui.urls") is not None:
+    urlpatterns.append(path("", include("ui.urls")))
+
+handler404 = "api.errors.not_found_view"
+handler500 = "api.errors.server_error_view"

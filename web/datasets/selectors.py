@@ -1,0 +1,72 @@
+"""Reads for datasets, always scoped to what the user may see."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from accounts.services import user_sees_everything
+from carril_web.errors import NotFound
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from datasets.layout import IMAGE_SUFFIXES
+from datasets.models import Dataset
+
+SPLITS = ("train", "val", "test")
+
+
+def datasets_visible_to(*, user: AbstractBaseUser) -> QuerySet[Dataset]:
+    datasets = Dataset.objects.select_related("owner")
+    if user_sees_everything(user=user):
+        return datasets
+    return datasets.filter(owner=user)
+
+
+def dataset_get(*, user: AbstractBaseUser, dataset_id: uuid.UUID | str) -> Dataset:
+    """The dataset, or NotFound: another user's dataset answers exactly like a missing one."""
+    try:
+        return datasets_visible_to(user=user).get(id=dataset_id)
+    except (Dataset.DoesNotExist, ValueError, TypeError) as exc:
+        raise NotFound() from exc
+
+
+def dataset_image_path(*, dataset: Dataset, split: str, name: str) -> Path:
+    """An image file of this dataset, refusing anything that resolves elsewhere."""
+    if split not in SPLITS or "/" in name or "\\" in name or name.startswith("."):
+        raise NotFound()
+    folder = (dataset.path / "images" / split).resolve()
+    path = (folder / name).resolve()
+    if path.parent != folder or path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
+        raise NotFound()
+    return path
+
+
+def dataset_samples(
+    *, dataset: Dataset, split: str = "train", limit: int = 12
+) -> list[dict[str, Any]]:
+    """The first images of a split with their boxes, for drawing in the browser."""
+    if split not in SPLITS:
+        raise NotFound()
+    folder = dataset.path / "images" / split
+    if not folder.is_dir():
+        return []
+    samples = []
+    for image in sorted(folder.iterdir())[: max(0, min(limit, 100))]:
+        label = dataset.path / "labels" / split / f"{image.stem}.txt"
+        boxes = []
+        if label.is_file():
+            for line in label.read_text().splitlines():
+                fields = line.split()
+                if len(fields) == 5:
+                    class_id = int(fields[0])
+                    boxes.append(
+                        {
+                            "class_id": class_id,
+                            "class_name": dataset.classes[class_id],
+                            "box_xywhn": [float(v) for v in fields[1:]],
+                        }
+                    )
+        samples.append({"split": split, "name": image.name, "boxes": boxes})
+    return samples

@@ -1,0 +1,156 @@
+"""Checking a dataset: `data.yaml` with a safe loader, every image decodes, every label
+line is `class cx cy w h` with a class in range and four finite coordinates in [0, 1]."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import yaml
+from PIL import Image
+
+from datasets.layout import FoundSplits
+from datasets.report import Report, SplitCounts
+
+MAX_YAML_BYTES = 256 * 1024
+MAX_LABEL_BYTES = 4 * 1024 * 1024
+# Pillow refuses images past this many pixels (decompression bombs) instead of warning.
+Image.MAX_IMAGE_PIXELS = 16_000 * 16_000
+
+
+def classes_from_yaml(*, path: Path, report: Report) -> list[str]:
+    rel = path.name
+    if path.stat().st_size > MAX_YAML_BYTES:
+        report.problem(
+            code="yaml_too_large", message=f"larger than {MAX_YAML_BYTES} bytes", file=rel
+        )
+        return []
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        report.problem(code="yaml_invalid", message=f"not safe, valid YAML: {exc}", file=rel)
+        return []
+    if not isinstance(data, dict):
+        report.problem(code="yaml_invalid", message="data.yaml must be a mapping", file=rel)
+        return []
+    names = _names(data.get("names"))
+    if names is None:
+        report.problem(
+            code="yaml_names",
+            message="`names` must be a list of class names or a {0: name, 1: name...} mapping",
+            file=rel,
+        )
+        return []
+    nc = data.get("nc")
+    if nc is not None and nc != len(names):
+        report.problem(code="yaml_nc", message=f"nc is {nc} but {len(names)} names", file=rel)
+    return names
+
+
+def _names(raw: Any) -> list[str] | None:
+    if isinstance(raw, list) and raw:
+        values = raw
+    elif isinstance(raw, dict) and raw:
+        keys = sorted(raw)
+        if not all(isinstance(k, int) for k in keys) or keys != list(range(len(keys))):
+            return None
+        values = [raw[k] for k in keys]
+    else:
+        return None
+    if not all(isinstance(v, (str, int)) and str(v).strip() for v in values):
+        return None
+    return [str(v).strip() for v in values]
+
+
+def splits_validate(*, found: FoundSplits, classes: list[str], report: Report) -> None:
+    report.auto_split = found.auto_split
+    for orphan in found.orphan_labels:
+        report.warn(code="label_without_image", message="label file with no image", file=orphan)
+    for split in ("train", "val", "test"):
+        if split not in found.splits:
+            continue
+        counts = SplitCounts(per_class={name: 0 for name in classes})
+        report.splits[split] = counts
+        for sample in found.splits[split]:
+            counts.images += 1
+            _image_check(sample.image, rel=sample.rel_image, report=report)
+            if sample.label is None:
+                counts.background_images += 1
+                continue
+            counts.labels += 1
+            instances = _label_check(
+                sample.label,
+                rel=sample.rel_label or sample.label.name,
+                classes=classes,
+                report=report,
+                counts=counts,
+            )
+            if instances == 0:
+                counts.background_images += 1
+    if not found.splits or not any(s.images for s in report.splits.values()):
+        report.problem(code="no_images", message="no images found (expected images/ and labels/)")
+        return
+    for split in ("train", "val"):
+        if not report.splits.get(split) or report.splits[split].images == 0:
+            report.problem(code="split_empty", message=f"the {split} split has no images")
+
+
+def _image_check(path: Path, *, rel: str, report: Report) -> None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path) as img:
+                img.verify()
+            with Image.open(path) as img:
+                img.load()
+    except Exception as exc:
+        report.problem(code="image_undecodable", message=f"image does not decode: {exc}", file=rel)
+
+
+def _label_check(
+    path: Path, *, rel: str, classes: list[str], report: Report, counts: SplitCounts
+) -> int:
+    if path.stat().st_size > MAX_LABEL_BYTES:
+        report.problem(code="label_too_large", message="label file too large", file=rel)
+        return 0
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        report.problem(code="label_encoding", message="label file is not UTF-8 text", file=rel)
+        return 0
+    instances = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        problem = _line_problem(fields, n_classes=len(classes))
+        if problem:
+            report.problem(code=problem[0], message=problem[1], file=rel, line=number)
+            continue
+        instances += 1
+        counts.instances += 1
+        name = classes[int(fields[0])]
+        counts.per_class[name] = counts.per_class.get(name, 0) + 1
+    return instances
+
+
+def _line_problem(fields: list[str], *, n_classes: int) -> tuple[str, str] | None:
+    if len(fields) != 5:
+        return "label_fields", f"expected 5 fields (class cx cy w h), got {len(fields)}"
+    try:
+        class_id = int(fields[0])
+    except ValueError:
+        return "label_class", f"class id {fields[0]!r} is not an integer"
+    if not 0 <= class_id < n_classes:
+        return "class_out_of_range", f"class id {class_id} not in [0, {n_classes - 1}]"
+    try:
+        coords = [float(v) for v in fields[1:]]
+    except ValueError:
+        return "label_coordinates", "coordinates must be numbers"
+    if not all(math.isfinite(v) for v in coords):
+        return "label_coordinates", "coordinates must be finite"
+    if not all(0.0 <= v <= 1.0 for v in coords):
+        return "label_coordinates", "coordinates must be normalised to [0, 1]"
+    return None

@@ -1,0 +1,183 @@
+"""The GPU service's HTTP client: the only module in the web app that knows its URLs.
+
+Typed methods over httpx with timeouts; every call sends the service token and the
+current X-Request-ID. Failures become two typed errors: `GpuServiceUnavailable` (could
+not reach it, it timed out, or it answered 5xx: worth retrying later) and
+`GpuServiceRefused` (it answered 4xx with its error envelope: retrying will not help).
+Tests pass an `httpx.MockTransport` as `transport`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from carril_web.errors import GpuServiceUnavailable
+from django.conf import settings
+from observability.request_id import request_id_get
+
+JobRecord = dict[str, Any]  # the GPU service's JobPublic, as JSON
+
+
+class GpuServiceRefused(Exception):
+    """The GPU service refused the request (4xx)."""
+
+    def __init__(self, *, status: int, code: str, message: str, details: dict[str, Any]):
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+        super().__init__(f"{status} {code}: {message}")
+
+
+@dataclass(frozen=True)
+class JobAccepted:
+    id: str
+    state: str
+    created: bool  # False when the idempotency key was already known (200, not 202)
+
+
+@dataclass(frozen=True)
+class JobsStatus:
+    jobs: list[JobRecord]
+    missing: list[str]
+
+
+class GpuClient:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        token: str | None,
+        timeout_s: float = 5.0,
+        transport: httpx.BaseTransport | None = None,
+    ):
+        self._token = token
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 2.0)),
+            transport=transport,
+        )
+
+    def __repr__(self) -> str:
+        return f"GpuClient(base_url={str(self._http.base_url)!r}, token='***')"
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> GpuClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- jobs -----------------------------------------------------------------------
+    def job_submit(
+        self,
+        *,
+        kind: str,
+        spec: dict[str, Any],
+        idempotency_key: str,
+        gpus: int | None = None,
+        priority: int = 0,
+    ) -> JobAccepted:
+        body: dict[str, Any] = {
+            "kind": kind,
+            "spec": spec,
+            "idempotency_key": idempotency_key,
+            "priority": priority,
+        }
+        if gpus is not None:
+            body["gpus"] = gpus
+        response = self._request("POST", "/v1/jobs", json=body)
+        data = response.json()
+        return JobAccepted(id=data["id"], state=data["state"], created=response.status_code == 202)
+
+    def job_get(self, *, job_id: str) -> JobRecord:
+        return self._request("GET", f"/v1/jobs/{job_id}").json()
+
+    def jobs_status(self, *, ids: list[str]) -> JobsStatus:
+        data = self._request("POST", "/v1/jobs/status", json={"ids": ids}).json()
+        return JobsStatus(jobs=data["jobs"], missing=data["missing"])
+
+    def job_cancel(self, *, job_id: str) -> JobRecord:
+        return self._request("POST", f"/v1/jobs/{job_id}/cancel").json()
+
+    def job_logs(self, *, job_id: str, tail: int = 200) -> list[str]:
+        data = self._request("GET", f"/v1/jobs/{job_id}/logs", params={"tail": tail}).json()
+        return data["lines"]
+
+    # --- GPUs, weights, health --------------------------------------------------------
+    def gpus(self) -> dict[str, Any]:
+        return self._request("GET", "/v1/gpus").json()
+
+    def weights_import(self, *, path: Path) -> dict[str, Any]:
+        return self._request("POST", "/v1/weights", json={"path": str(path)}).json()
+
+    def weights_get(self, *, fingerprint: str) -> dict[str, Any]:
+        return self._request("GET", f"/v1/weights/{fingerprint}").json()
+
+    def health(self) -> dict[str, Any]:
+        return self._request("GET", "/healthz").json()
+
+    # --- plumbing ----------------------------------------------------------------------
+    def _request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        if not self._token:
+            raise GpuServiceUnavailable(
+                "No GPU service token: set CARRIL_GPU_SERVICE_TOKEN or start the GPU service.",
+                details={"reason": "no_token"},
+            )
+        headers = {"Authorization": f"Bearer {self._token}"}
+        request_id = request_id_get()
+        if request_id:
+            headers["X-Request-ID"] = request_id
+        try:
+            response = self._http.request(method, url, headers=headers, **kwargs)
+        except httpx.HTTPError as exc:
+            raise GpuServiceUnavailable(details={"reason": type(exc).__name__}) from exc
+        if response.status_code >= 500:
+            raise GpuServiceUnavailable(
+                details={"reason": "status", "status": response.status_code, **_error(response)}
+            )
+        if response.status_code >= 400:
+            err = _error(response)
+            raise GpuServiceRefused(
+                status=response.status_code,
+                code=err.get("code", "UNKNOWN"),
+                message=err.get("message", response.text[:200]),
+                details=err.get("details", {}),
+            )
+        return response
+
+
+def _error(response: httpx.Response) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    error = body.get("error") if isinstance(body, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def service_token() -> str | None:
+    """CARRIL_GPU_SERVICE_TOKEN, else the token the GPU service generated in dev."""
+    token = os.environ.get("CARRIL_GPU_SERVICE_TOKEN", "").strip()
+    if token:
+        return token
+    path = Path(settings.CARRIL_STORAGE) / "secrets" / "gpu_service_token"
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def client_build(*, timeout_s: float | None = None) -> GpuClient:
+    """A client from settings. Tests replace this function to inject a transport."""
+    return GpuClient(
+        base_url=settings.CARRIL_GPU_SERVICE_URL,
+        token=service_token(),
+        timeout_s=timeout_s or settings.CARRIL_GPU_SERVICE_TIMEOUT_S,
+    )

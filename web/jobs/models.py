@@ -1,0 +1,109 @@
+"""Jobs as the web app records them; the GPU service's journal is the other half."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class JobState(models.TextChoices):
+    SUBMITTED = "submitted"  # row written; not yet delivered to the GPU service
+    QUEUED = "queued"  # the GPU service has it, waiting for its lanes
+    RUNNING = "running"  # holding its GPUs
+    CANCELLING = "cancelling"  # a cancel was asked for; the GPU service is stopping it
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    LOST = "lost"  # the GPU service no longer knows it (error code LOST)
+
+
+TERMINAL_STATES = frozenset(
+    {JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.LOST}
+)
+ACTIVE_STATES = frozenset(set(JobState) - TERMINAL_STATES)
+# States the GPU service reports; `submitted` and `lost` exist only here.
+REMOTE_STATES = frozenset({"queued", "running", "cancelling", "succeeded", "failed", "cancelled"})
+
+
+class JobKind(models.TextChoices):
+    TRAIN = "train"
+    INFER = "infer"
+
+
+class Job(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs"
+    )
+    kind = models.CharField(max_length=16, choices=JobKind.choices)
+    state = models.CharField(
+        max_length=16, choices=JobState.choices, default=JobState.SUBMITTED, db_index=True
+    )
+    # What is sent to the GPU service: `spec` as its JobSubmit.spec, `gpus` at top level.
+    spec = models.JSONField(default=dict)
+    gpus = models.PositiveIntegerField(default=1)
+    dataset = models.ForeignKey(
+        "datasets.Dataset", null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
+    model_version = models.ForeignKey(
+        "registry.ModelVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="jobs",
+        help_text="the version an inference uses or a training fine-tunes",
+    )
+    # Delivery to the GPU service.
+    gpu_job_id = models.CharField(max_length=100, blank=True, db_index=True)
+    dispatch_attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # A worker that is delivering this job holds it until then (conditional UPDATE claim).
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    last_dispatch_error = models.TextField(blank=True)
+    cancel_pending = models.BooleanField(
+        default=False, help_text="a cancel the GPU service has not acknowledged yet"
+    )
+    # Mirrored from the GPU service by the reconciler.
+    progress = models.JSONField(default=dict)
+    metrics = models.JSONField(default=dict)
+    result = models.JSONField(null=True, blank=True)
+    error_code = models.CharField(max_length=64, blank=True)
+    error_message = models.TextField(blank=True)
+    gpu_ids = models.JSONField(default=list)
+    request_id = models.CharField(max_length=128, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.id} ({self.state})"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+class ReconcilerStatus(models.Model):
+    """One row: when the reconciler last finished a pass, and delivery failures so far.
+
+    Kept in the database because the reconciler is another process (or container) and
+    every web worker's /metrics must report the same numbers.
+    """
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    last_pass_at = models.DateTimeField(null=True, blank=True)
+    dispatch_failures = models.PositiveBigIntegerField(default=0)
+    # The GPU service's last /v1/gpus answer, so pages never wait on the GPU service.
+    gpus = models.JSONField(null=True, blank=True)
+    gpus_fetched_at = models.DateTimeField(null=True, blank=True)
+    gpus_error = models.CharField(max_length=200, blank=True)
+
+    def __str__(self) -> str:
+        return f"reconciler (last pass {self.last_pass_at})"

@@ -1,0 +1,177 @@
+"""Reads for jobs. None of them calls the GPU service: the reconciler keeps rows fresh."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from accounts.services import user_sees_everything
+from carril_web.errors import NotFound
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, QuerySet
+from django.utils import timezone
+
+from jobs.models import ACTIVE_STATES, Job, JobState, ReconcilerStatus
+
+MAX_LOG_BYTES = 256 * 1024
+
+
+def jobs_visible_to(
+    *, user: AbstractBaseUser, state: str | None = None, kind: str | None = None
+) -> QuerySet[Job]:
+    jobs = Job.objects.select_related("owner", "dataset", "model_version")
+    if not user_sees_everything(user=user):
+        jobs = jobs.filter(owner=user)
+    if state:
+        jobs = jobs.filter(state=state)
+    if kind:
+        jobs = jobs.filter(kind=kind)
+    return jobs
+
+
+def job_get(*, user: AbstractBaseUser, job_id: uuid.UUID | str) -> Job:
+    """The job, or NotFound: another user's job answers exactly like a missing one."""
+    try:
+        return jobs_visible_to(user=user).get(id=job_id)
+    except (Job.DoesNotExist, ValueError, TypeError) as exc:
+        raise NotFound() from exc
+
+
+def job_counts_by_state() -> dict[str, int]:
+    counts = {state.value: 0 for state in JobState}
+    for row in Job.objects.values("state").annotate(n=Count("id")):
+        counts[row["state"]] = row["n"]
+    return counts
+
+
+def jobs_queue(*, user: AbstractBaseUser, limit: int = 50) -> QuerySet[Job]:
+    """Jobs waiting or running, oldest first (the dashboard's queue)."""
+    return jobs_visible_to(user=user).filter(state__in=ACTIVE_STATES).order_by("created_at")[:limit]
+
+
+def job_dir(*, job: Job) -> Path | None:
+    """The GPU service's folder for this job under shared storage, once it was delivered."""
+    if not job.gpu_job_id or "/" in job.gpu_job_id or job.gpu_job_id.startswith("."):
+        return None
+    return Path(settings.CARRIL_STORAGE) / "jobs" / job.gpu_job_id
+
+
+def job_log_tail(*, job: Job, lines: int = 200) -> list[str]:
+    """The last lines of the job's log, read from shared storage, never from the service."""
+    folder = job_dir(job=job)
+    if folder is None:
+        return []
+    path = folder / "job.log"
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - MAX_LOG_BYTES))
+            data = handle.read()
+    except OSError:
+        return []
+    text = data.decode("utf-8", errors="replace").splitlines()
+    if size > MAX_LOG_BYTES and text:
+        text = text[1:]  # the first line is probably cut
+    return text[-max(1, min(lines, 5000)) :]
+
+
+def job_artifact_path(*, job: Job, relpath: str) -> Path:
+    """A file inside the job's folder, refusing anything that resolves outside it."""
+    folder = job_dir(job=job)
+    if folder is None or not relpath or relpath.startswith(("/", "\\")):
+        raise NotFound()
+    root = folder.resolve()
+    path = (root / relpath).resolve()
+    if not path.is_relative_to(root) or not path.is_file():
+        raise NotFound()
+    return path
+
+
+def job_artifact_relpath(*, job: Job, absolute: str | None) -> str | None:
+    """An absolute path from a job result, made relative to the job's folder (or None)."""
+    folder = job_dir(job=job)
+    if folder is None or not absolute:
+        return None
+    try:
+        return str(Path(absolute).resolve().relative_to(folder.resolve()))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class ReconcilerView:
+    last_pass_at: datetime | None
+    dispatch_failures: int
+    gpus: dict[str, Any] | None
+    gpus_fetched_at: datetime | None
+    gpus_error: str
+
+    @property
+    def lag_seconds(self) -> float | None:
+        if self.last_pass_at is None:
+            return None
+        return (timezone.now() - self.last_pass_at).total_seconds()
+
+
+def reconciler_status() -> ReconcilerView:
+    row = ReconcilerStatus.objects.filter(id=1).first()
+    if row is None:
+        return ReconcilerView(None, 0, None, None, "")
+    return ReconcilerView(
+        last_pass_at=row.last_pass_at,
+        dispatch_failures=row.dispatch_failures,
+        gpus=row.gpus,
+        gpus_fetched_at=row.gpus_fetched_at,
+        gpus_error=row.gpus_error,
+    )
+
+
+def gpus_overview(*, user: AbstractBaseUser) -> dict[str, Any]:
+    """The GPUs as the reconciler last saw them, each with the web job holding its lane.
+
+    Never waits on the GPU service: `available` is False and `gpus` empty until the
+    reconciler has fetched them; `fetched_at` says how old the picture is.
+    """
+    status = reconciler_status()
+    snapshot = status.gpus or {}
+    holder_ids = {
+        holder
+        for gpu in snapshot.get("gpus", [])
+        for holder in (gpu.get("lane") or {}).get("holders", [])
+    } | {queued.get("id") for queued in snapshot.get("queue", [])}
+    visible = {
+        job.gpu_job_id: job for job in jobs_visible_to(user=user).filter(gpu_job_id__in=holder_ids)
+    }
+    gpus = []
+    for gpu in snapshot.get("gpus", []):
+        holders = (gpu.get("lane") or {}).get("holders", [])
+        gpus.append(
+            {
+                **gpu,
+                "jobs": [_job_brief(visible.get(h), gpu_job_id=h) for h in holders],
+            }
+        )
+    queue = [
+        {**queued, "job": _job_brief(visible.get(queued.get("id")), gpu_job_id=queued.get("id"))}
+        for queued in snapshot.get("queue", [])
+    ]
+    return {
+        "available": bool(status.gpus) and not status.gpus_error,
+        "runtime": snapshot.get("runtime"),
+        "gpus": gpus,
+        "queue": queue,
+        "fetched_at": status.gpus_fetched_at.isoformat() if status.gpus_fetched_at else None,
+        "error": status.gpus_error or None,
+    }
+
+
+def _job_brief(job: Job | None, *, gpu_job_id: str | None) -> dict[str, Any]:
+    if job is None:
+        # Someone else's job (or not a web job): say the lane is busy, not whose it is.
+        return {"id": None, "kind": None, "state": None, "visible": False}
+    return {"id": str(job.id), "kind": job.kind, "state": job.state, "visible": True}

@@ -1,0 +1,81 @@
+"""The model registry: fingerprinted model versions and the history of their stages."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class Stage(models.TextChoices):
+    CANDIDATE = "candidate"  # registered, not used unless chosen explicitly
+    SERVING = "serving"  # the default for inference; at most one at a time
+    RETIRED = "retired"  # kept for the record; not offered for new jobs
+
+
+class Source(models.TextChoices):
+    TRAINING = "training"  # best weights of a finished training job
+    IMPORT = "import"  # a .pt file an administrator imported
+
+
+class ModelVersion(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200)
+    fingerprint = models.CharField(max_length=64, unique=True)  # sha256 of the weights file
+    source = models.CharField(max_length=16, choices=Source.choices)
+    source_job = models.ForeignKey(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    architecture = models.CharField(max_length=100, blank=True)
+    task = models.CharField(max_length=32, default="detect")
+    class_names = models.JSONField(default=list)
+    imgsz = models.PositiveIntegerField(null=True, blank=True)
+    metrics = models.JSONField(default=dict)
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.CANDIDATE)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # One serving version at a time: inference without a choice must be unambiguous.
+            models.UniqueConstraint(
+                fields=["stage"],
+                condition=models.Q(stage="serving"),
+                name="registry_one_serving_version",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.fingerprint[:12]}, {self.stage})"
+
+
+class EventAction(models.TextChoices):
+    REGISTER = "register"
+    PROMOTE = "promote"  # to serving, first time
+    ROLLBACK = "rollback"  # back to serving after having served before
+    DEMOTE = "demote"  # from serving to candidate (another version was promoted)
+    RETIRE = "retire"
+
+
+class ModelEvent(models.Model):
+    """Who changed a version's stage, when, and why (the reason is required)."""
+
+    model_version = models.ForeignKey(ModelVersion, on_delete=models.CASCADE, related_name="events")
+    action = models.CharField(max_length=16, choices=EventAction.choices)
+    from_stage = models.CharField(max_length=16, blank=True)
+    to_stage = models.CharField(max_length=16)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.model_version_id} ({self.reason[:40]})"
