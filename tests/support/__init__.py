@@ -1,0 +1,1 @@
+"""Helpers shared by every test suite (real services as subprocesses, fixtures)."""
