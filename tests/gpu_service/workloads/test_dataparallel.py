@@ -13,7 +13,7 @@ def real_batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
     from ultralytics.data import build_dataloader, build_yolo_dataset
     from ultralytics.data.utils import check_det_dataset
 
-    from tests.gpu_service.workloads.conftest import make_shapes_dataset
+    from tests.gpu_service.workloads.support import make_shapes_dataset
 
     root = make_shapes_dataset(tmp_path_factory.mktemp("dp") / "shapes", train=8, val=2)
     cfg = get_cfg(overrides={"imgsz": 64, "mosaic": 0.0, "fliplr": 0.0})

@@ -1,0 +1,122 @@
+"""The `train` job kind: its spec, its submit-time checks and its entry point.
+
+Importing this module must stay cheap (the API process imports it to validate specs):
+torch and ultralytics are imported only inside `run_training`, in the worker.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from gpu_service import errors
+from gpu_service.workloads import datasets
+from gpu_service.workloads.base import JobContext, Kind
+
+ARCHITECTURE = re.compile(r"^(yolov8|yolo11|yolo26)[nsmlx]$")
+FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
+# Rough activation memory per image at 640 px by model scale, MiB; see memory_estimate.
+_MIB_PER_IMAGE = {"n": 180, "s": 300, "m": 550, "l": 800, "x": 1100}
+
+
+class TrainSpec(BaseModel):
+    """What to train. The GPUs come from the submit request, not from here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str = Field(
+        min_length=1, max_length=1000, description="dataset folder with data.yaml, in storage"
+    )
+    model: str = Field(
+        "yolov8n",
+        description="architecture (yolov8n, yolo11s, ...) or fingerprint of weights to fine-tune",
+    )
+    epochs: int = Field(100, ge=1, le=1000)
+    imgsz: int = Field(640, ge=32, le=2048, description="multiple of 32")
+    batch: int = Field(16, ge=1, le=1024, description="images per step, over all the job's GPUs")
+    lr0: float | None = Field(
+        None, gt=0, le=1, description="initial learning rate; unset: ultralytics chooses"
+    )
+    optimizer: Literal["auto", "SGD", "AdamW", "Adam"] = Field(
+        "auto", description="auto picks the optimizer and its learning rate; lr0 then means SGD"
+    )
+    patience: int = Field(100, ge=0, le=1000, description="epochs without improvement; 0 = off")
+    seeds: list[int] = Field(default_factory=lambda: [42], min_length=1, max_length=5)
+    workers: int = Field(2, ge=0, le=16, description="dataloader processes")
+
+    @field_validator("model")
+    @classmethod
+    def _architecture_or_fingerprint(cls, value: str) -> str:
+        if not (ARCHITECTURE.match(value) or FINGERPRINT.match(value)):
+            raise ValueError(
+                "must be an architecture such as yolov8n, yolo11n, yolo11s or yolo26n, "
+                "or the sha256 fingerprint of registered weights"
+            )
+        return value
+
+    @field_validator("imgsz")
+    @classmethod
+    def _multiple_of_32(cls, value: int) -> int:
+        if value % 32:
+            raise ValueError("must be a multiple of 32")
+        return value
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct_seeds(cls, value: list[int]) -> list[int]:
+        if len(set(value)) != len(value):
+            raise ValueError("seeds must not repeat")
+        if any(not 0 <= seed < 2**31 for seed in value):
+            raise ValueError("each seed must be between 0 and 2**31 - 1")
+        return value
+
+
+def optimizer_and_lr(spec: TrainSpec) -> tuple[str, float | None]:
+    """Ultralytics' `auto` optimizer ignores lr0, so a given lr0 selects SGD instead."""
+    if spec.lr0 is not None and spec.optimizer == "auto":
+        return "SGD", spec.lr0
+    return spec.optimizer, spec.lr0
+
+
+def check_train(spec: BaseModel, storage: Path) -> None:
+    """Submit-time: the dataset and the base weights exist on shared storage."""
+    assert isinstance(spec, TrainSpec)
+    datasets.dataset_yaml(dataset=spec.dataset, storage=storage)
+    if FINGERPRINT.match(spec.model) and not (storage / "weights" / f"{spec.model}.pt").is_file():
+        raise errors.NotFound(
+            f"model: no registered weights with fingerprint {spec.model}",
+            details={"field": "model", "fingerprint": spec.model},
+        )
+
+
+def memory_estimate(spec: BaseModel) -> int:
+    """MiB per GPU: the model and optimizer plus activations for the whole batch.
+
+    Deliberately rough and on the high side (the batch is counted whole on each GPU);
+    a request can give its own figure.
+    """
+    assert isinstance(spec, TrainSpec)
+    scale = spec.model[-1] if ARCHITECTURE.match(spec.model) else "s"
+    per_image = _MIB_PER_IMAGE.get(scale, 300) * (spec.imgsz / 640) ** 2
+    return int(1024 + per_image * spec.batch)
+
+
+def run_training(ctx: JobContext) -> dict[str, Any]:
+    from gpu_service.workloads.training import train_job
+
+    return train_job(ctx=ctx)
+
+
+TRAIN = Kind(
+    name="train",
+    spec_model=TrainSpec,
+    run=run_training,
+    worker="fresh",
+    resumable=True,
+    default_gpus=1,
+    memory_estimate_mib=memory_estimate,
+    check=check_train,
+)

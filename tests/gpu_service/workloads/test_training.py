@@ -1,0 +1,123 @@
+"""Training on the CPU with real ultralytics, through a small in-process job context."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpu_service import errors
+from gpu_service.workloads.train import TRAIN
+from tests.gpu_service.workloads.support import SimulatedCrash
+
+pytestmark = pytest.mark.slow
+
+
+def _spec(dataset: Path, **overrides) -> dict:
+    spec = {
+        "dataset": str(dataset),
+        "model": "yolov8n",
+        "epochs": 2,
+        "imgsz": 64,
+        "batch": 4,
+        "seeds": [1, 2],
+        "workers": 0,
+    }
+    spec.update(overrides)
+    return TRAIN.spec_model.model_validate(spec).model_dump()
+
+
+def test_two_seeds_train_report_every_epoch_and_register_the_best(
+    make_context, shapes_dataset: Path, storage: Path
+) -> None:
+    ctx = make_context(spec=_spec(shapes_dataset))
+
+    result = TRAIN.run(ctx)
+
+    assert [(r["seed"], r["epoch"]) for r in ctx.epochs] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    for record in ctx.epochs:
+        assert {
+            "box_loss",
+            "cls_loss",
+            "dfl_loss",
+            "precision",
+            "recall",
+            "mAP50",
+            "mAP50-95",
+        } <= set(record)
+    seen = {(p.get("seed"), p.get("epoch")) for p in ctx.progress_log}
+    assert {(1, 1), (1, 2), (2, 1), (2, 2)} <= seen
+    fractions = [p["fraction"] for p in ctx.progress_log]
+    assert fractions == sorted(fractions)
+    assert fractions[-1] == 1.0
+    assert {p.get("batches") for p in ctx.progress_log if p.get("stage") == "training"} == {2}
+
+    seeds = {s["seed"]: s for s in result["seeds"]}
+    best = max(seeds.values(), key=lambda s: (s["fitness"], s["metrics"]["mAP50"]))
+    assert result["best_seed"] == best["seed"]
+    assert result["fitness_metric"] == "mAP50-95"
+    assert result["weights"]["fingerprint"] == best["fingerprint"]
+    stored = Path(result["weights"]["path"])
+    assert stored == storage / "weights" / f"{best['fingerprint']}.pt"
+    assert stored.is_file()
+    assert result["class_names"] == ["rectangle", "circle"]
+    assert result["architecture"] == "yolov8n"
+    assert all(s["epochs_run"] == 2 for s in result["seeds"])
+
+    manifest = json.loads(Path(result["manifest_path"]).read_text())
+    assert manifest["schema_version"] == 1
+    assert manifest["runtime"]["runtime"] == "simulated"
+    assert manifest["runtime"]["ultralytics"]
+    assert manifest["best_seed"] == result["best_seed"]
+    assert [s["seed"] for s in manifest["seeds"]] == [1, 2]
+    assert manifest["outputs"]["weights"]["fingerprint"] == best["fingerprint"]
+    assert ctx.summary["best_seed"] == result["best_seed"]
+
+
+def test_a_cancel_stops_training_within_one_batch_and_registers_nothing(
+    make_context, shapes_dataset: Path, storage: Path
+) -> None:
+    ctx = make_context(spec=_spec(shapes_dataset, seeds=[1]), stop_at_step=1)
+
+    with pytest.raises(errors.Cancelled):
+        TRAIN.run(ctx)
+
+    assert ctx.steps == [1]
+    assert ctx.epochs == []
+    assert not (ctx.job_dir / "seed-1" / "done.json").exists()
+    assert not list((storage / "weights").glob("*.pt"))
+
+
+def test_out_of_memory_fails_the_job_with_the_batch_size_in_the_details(
+    make_context, shapes_dataset: Path
+) -> None:
+    ctx = make_context(spec=_spec(shapes_dataset, seeds=[1]), oom_at_step=2)
+
+    with pytest.raises(errors.CudaOOM) as failed:
+        TRAIN.run(ctx)
+
+    assert failed.value.code == "CUDA_OOM"
+    assert failed.value.details["batch"] == 4
+    assert failed.value.details["batch_requested"] == 4
+
+
+def test_an_interrupted_training_resumes_at_the_next_epoch_and_skips_finished_seeds(
+    make_context, shapes_dataset: Path
+) -> None:
+    # 8 images at batch 4: 2 steps an epoch, 4 a seed. Step 7 is seed 2, epoch 2.
+    spec = _spec(shapes_dataset, seeds=[1, 2])
+    first = make_context(spec=spec, crash_at_step=7)
+    with pytest.raises(SimulatedCrash):
+        TRAIN.run(first)
+    assert [(r["seed"], r["epoch"]) for r in first.epochs] == [(1, 1), (1, 2), (2, 1)]
+    assert (first.job_dir / "seed-1" / "done.json").is_file()
+    assert (first.job_dir / "seed-2" / "weights" / "last.pt").is_file()
+
+    second = make_context(spec=spec, attempt=2)
+    result = TRAIN.run(second)
+
+    assert [(r["seed"], r["epoch"]) for r in second.epochs] == [(2, 2)]
+    assert second.steps == [7, 8]
+    assert {s["seed"]: s["epochs_run"] for s in result["seeds"]} == {1: 2, 2: 2}
+    assert Path(result["weights"]["path"]).is_file()
