@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
 
 import httpx
@@ -176,25 +175,19 @@ def test_jobs_can_be_listed_by_state_and_kind(service):
 
 
 def test_healthz_answers_at_once_while_two_cpu_burning_jobs_run(service):
-    jobs = [service.submit(**quick(4.0, gpu_ids=[g])) for g in (0, 1)]
-    for job in jobs:
-        service.client.post("/v1/jobs", json={})  # noise: must not disturb anything
-    for job in jobs:
-        service.wait_for(job["id"], states={"running"})
     burning = [
-        service.client.post(
-            "/v1/jobs", json={"kind": "diagnostic", "spec": {"seconds": 3, "burn_cpu": True}}
-        ).json()
-        for _ in range(2)
+        service.submit(kind="diagnostic", spec={"seconds": 3, "burn_cpu": True}, gpu_ids=[g])
+        for g in (0, 1)
     ]
-    latencies = []
-    for _ in range(10):
-        started = time.monotonic()
+    for job in burning:
+        service.wait_for(job["id"], states={"running"})
+    answered_while_burning = 0
+    for _ in range(5):
         assert httpx.get(f"{service.url}/healthz", timeout=5).status_code == 200
-        latencies.append(time.monotonic() - started)
-        time.sleep(0.1)
-    assert max(latencies) < 5  # answered, not stuck behind the jobs
-    for job in jobs + burning:
+        states = {service.job(j["id"])["state"] for j in burning}
+        answered_while_burning += states == {"running"}
+    assert answered_while_burning >= 1
+    for job in burning:
         assert service.wait_for(job["id"])["state"] == "succeeded"
 
 
