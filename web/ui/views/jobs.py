@@ -83,7 +83,7 @@ def job_status(request: HttpRequest, job_id: uuid.UUID) -> JsonResponse:
 @require_POST
 def job_cancel(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     job = backend.job(user=request.user, job_id=job_id)
-    outcome = backend.job_cancel(user=request.user, job=job)
+    outcome = backend.job_cancel(job=job)
     if outcome is None:
         messages.info(request, "Cancel requested; the job stops at its next checkpoint.")
     else:

@@ -1,0 +1,378 @@
+"""The UI's page views: sign-in, scoping, CSRF, and what each page shows its owner."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from jobs.models import Job
+from registry.models import ModelVersion
+
+PASSWORD = "a-long-test-password-81"  # as in conftest.py
+
+PAGES = ["ui:dashboard", "ui:datasets", "ui:train_new", "ui:infer_new", "ui:jobs", "ui:models"]
+
+
+def _csrf_in_every_post_form(html: str) -> bool:
+    forms = re.findall(r"<form[^>]*method=\"post\"[^>]*>(.*?)</form>", html, flags=re.S)
+    return bool(forms) and all("csrfmiddlewaretoken" in body for body in forms)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", PAGES)
+def test_it_sends_an_anonymous_visitor_to_sign_in(name: str) -> None:
+    response = Client().get(reverse(name))
+    assert response.status_code == 302
+    assert response["Location"].startswith("/login/")
+
+
+@pytest.mark.django_db
+def test_it_sends_an_anonymous_status_poll_to_sign_in(running_training: Job) -> None:
+    response = Client().get(reverse("ui:job_status", kwargs={"job_id": running_training.id}))
+    assert response.status_code == 302
+
+
+def test_it_shows_the_sign_in_form_with_a_csrf_token(db: None) -> None:
+    response = Client(enforce_csrf_checks=True).get(reverse("ui:login"))
+    assert response.status_code == 200
+    assert _csrf_in_every_post_form(response.content.decode())
+
+
+def test_it_signs_a_user_in_and_lands_on_the_dashboard(owner) -> None:
+    client = Client()
+    response = client.post(
+        reverse("ui:login"), {"username": "olivia", "password": PASSWORD}, follow=True
+    )
+    assert response.redirect_chain[-1][0] == "/"
+    assert b'data-testid="signed-in-as"' in response.content
+
+
+def test_it_refuses_a_wrong_password(owner) -> None:
+    response = Client().post(reverse("ui:login"), {"username": "olivia", "password": "nope"})
+    assert response.status_code == 200
+    assert b'data-testid="login-error"' in response.content
+
+
+def test_it_signs_out_only_by_post(owner_client: Client) -> None:
+    assert owner_client.get(reverse("ui:logout")).status_code == 405
+    response = owner_client.post(reverse("ui:logout"))
+    assert response.status_code == 302
+    assert owner_client.get(reverse("ui:dashboard")).status_code == 302
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_it_renders_every_page_with_csrf_on_its_forms(name: str, admin_client_: Client) -> None:
+    response = admin_client_.get(reverse(name))
+    assert response.status_code == 200
+    assert _csrf_in_every_post_form(response.content.decode())
+
+
+def test_the_dashboard_shows_each_gpu_its_lane_holder_and_the_runtime(
+    owner_client: Client, running_training: Job, gpus_seen
+) -> None:
+    html = owner_client.get(reverse("ui:dashboard")).content.decode()
+    assert html.count('data-testid="gpu-card"') == 2
+    assert 'data-testid="simulated-banner"' in html
+    # The lane holder is the owner's job: linked to its page.
+    assert reverse("ui:job_detail", kwargs={"job_id": running_training.id}) in html
+    assert "lane free" in html
+    assert 'style="width: 25%"' in html  # 4000 of 16000 MiB
+
+
+def test_the_dashboard_does_not_link_another_users_job(
+    other_client: Client, running_training, gpus_seen
+) -> None:
+    html = other_client.get(reverse("ui:dashboard")).content.decode()
+    assert reverse("ui:job_detail", kwargs={"job_id": running_training.id}) not in html
+    assert "job gpu-job-" in html
+
+
+def test_the_dashboard_says_when_the_gpu_service_has_not_answered(owner_client: Client) -> None:
+    html = owner_client.get(reverse("ui:dashboard")).content.decode()
+    assert 'data-testid="gpu-service-unreachable"' in html
+
+
+def test_the_dashboard_status_view_renders_its_fragments(owner_client: Client, gpus_seen) -> None:
+    data = owner_client.get(reverse("ui:dashboard_status")).json()
+    assert data["runtime"] == "simulated"
+    assert data["gpus_html"].count('data-testid="gpu-card"') == 2
+    assert "gpu-job-9"[:8] in data["queue_html"]
+
+
+def test_a_dataset_page_shows_the_report_and_samples_with_boxes(
+    owner_client: Client, dataset
+) -> None:
+    html = owner_client.get(
+        reverse("ui:dataset_detail", kwargs={"dataset_id": dataset.id})
+    ).content.decode()
+    assert html.count('data-testid="sample-image"') == 2
+    boxes = re.findall(r'data-boxes="([^"]*)"', html)
+    counts = sorted(len(json.loads(b.replace("&quot;", '"'))["boxes"]) for b in boxes)
+    assert counts == [1, 2]
+    assert 'data-testid="dataset-images">2<' in html
+
+
+def test_a_dataset_image_is_served_to_its_owner_only(
+    owner_client: Client, other_client: Client, dataset
+) -> None:
+    url = reverse(
+        "ui:dataset_image",
+        kwargs={"dataset_id": dataset.id, "split": "train", "name": "train_0.png"},
+    )
+    response = owner_client.get(url)
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content).startswith(b"\x89PNG")
+    assert other_client.get(url).status_code == 404
+
+
+def test_a_dataset_image_refuses_a_path_outside_its_split(owner_client: Client, dataset) -> None:
+    url = reverse(
+        "ui:dataset_image",
+        kwargs={"dataset_id": dataset.id, "split": "train", "name": "..data.yaml"},
+    )
+    assert owner_client.get(url).status_code == 404
+
+
+def test_another_users_dataset_answers_404(other_client: Client, dataset) -> None:
+    assert (
+        other_client.get(
+            reverse("ui:dataset_detail", kwargs={"dataset_id": dataset.id})
+        ).status_code
+        == 404
+    )
+
+
+def test_the_owner_deletes_a_dataset_with_a_post(owner_client: Client, dataset) -> None:
+    response = owner_client.post(reverse("ui:dataset_delete", kwargs={"dataset_id": dataset.id}))
+    assert response.status_code == 302
+    assert not dataset.path.exists()
+
+
+@pytest.mark.parametrize("name", ["ui:job_detail", "ui:job_status", "ui:job_detections"])
+def test_another_users_job_answers_404(
+    name: str, other_client: Client, running_training: Job
+) -> None:
+    assert (
+        other_client.get(reverse(name, kwargs={"job_id": running_training.id})).status_code == 404
+    )
+
+
+def test_staff_see_another_users_job(running_training: Job, db: None) -> None:
+    from django.contrib.auth.models import User
+
+    staff = User.objects.create_user("sam", password=PASSWORD, is_staff=True)
+    client = Client()
+    client.force_login(staff)
+    assert (
+        client.get(reverse("ui:job_detail", kwargs={"job_id": running_training.id})).status_code
+        == 200
+    )
+
+
+def test_a_running_job_page_polls_and_shows_progress(
+    owner_client: Client, running_training: Job
+) -> None:
+    html = owner_client.get(
+        reverse("ui:job_detail", kwargs={"job_id": running_training.id})
+    ).content.decode()
+    config = json.loads(
+        re.search(r'<script id="job-config" type="application/json">(.*?)</script>', html).group(1)
+    )
+    assert config["terminal"] is False
+    assert config["status_url"] == reverse("ui:job_status", kwargs={"job_id": running_training.id})
+    assert len(config["epochs"]) == 2
+    assert 'data-testid="job-cancel"' in html
+    assert "40.0%" in html
+    assert 'id="fig-epoch" data-testid="fig-epoch">2 / 2<' in html
+
+
+def test_the_status_view_reports_state_progress_epochs_and_log(
+    owner_client: Client, running_training: Job, storage
+) -> None:
+    (storage / "jobs" / "gpu-job-1").mkdir(parents=True)
+    (storage / "jobs" / "gpu-job-1" / "job.log").write_text("epoch 1 done\nepoch 2 done\n")
+    data = owner_client.get(reverse("ui:job_status", kwargs={"job_id": running_training.id})).json()
+    assert data["terminal"] is False
+    assert data["job"]["state"] == "running"
+    assert data["job"]["progress"]["fraction"] == 0.4
+    assert len(data["job"]["metrics"]["epochs"]) == 2
+    assert data["log"] == ["epoch 1 done", "epoch 2 done"]
+
+
+def test_a_finished_training_marks_the_best_seed_and_links_its_model_version(
+    owner_client: Client, finished_training: Job
+) -> None:
+    html = owner_client.get(
+        reverse("ui:job_detail", kwargs={"job_id": finished_training.id})
+    ).content.decode()
+    config = json.loads(
+        re.search(r'<script id="job-config" type="application/json">(.*?)</script>', html).group(1)
+    )
+    assert config["terminal"] is True
+    best = re.search(
+        r'<tr class="best" data-testid="best-seed">\s*<td class="mono">(\d+)</td>', html
+    )
+    assert best is not None
+    assert best.group(1) == "7"
+    assert 'data-testid="model-version-link"' in html
+    assert "fitness = 0.1·mAP50 + 0.9·mAP50-95" in html
+    assert 'data-testid="job-cancel"' not in html
+
+
+def test_the_owner_cancels_a_job_that_was_not_delivered_yet(
+    make_training_job, owner_client: Client, owner, dataset
+) -> None:
+    job = make_training_job(owner=owner, dataset=dataset, state="submitted", gpu_job_id="")
+    response = owner_client.post(reverse("ui:job_cancel", kwargs={"job_id": job.id}))
+    assert response.status_code == 302
+    job.refresh_from_db()
+    assert job.state == "cancelled"
+
+
+def test_cancelling_a_finished_job_says_why_not(
+    owner_client: Client, finished_training: Job
+) -> None:
+    response = owner_client.post(
+        reverse("ui:job_cancel", kwargs={"job_id": finished_training.id}), follow=True
+    )
+    assert b"cannot be cancelled" in response.content
+
+
+def test_another_user_cannot_cancel_a_job(other_client: Client, running_training: Job) -> None:
+    response = other_client.post(reverse("ui:job_cancel", kwargs={"job_id": running_training.id}))
+    assert response.status_code == 404
+    running_training.refresh_from_db()
+    assert running_training.state == "running"
+
+
+def test_the_training_form_creates_a_job_and_opens_its_page(owner_client: Client, dataset) -> None:
+    response = owner_client.post(
+        reverse("ui:train_new"),
+        {
+            "dataset": str(dataset.id),
+            "model": "yolov8n",
+            "epochs": 1,
+            "imgsz": 64,
+            "batch": 2,
+            "seeds": "42, 7",
+            "gpus": 1,
+        },
+    )
+    job = Job.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("ui:job_detail", kwargs={"job_id": job.id})
+    assert job.state == "submitted"
+    assert job.spec["seeds"] == [42, 7]
+    assert job.spec["dataset"] == str(dataset.path)
+
+
+def test_the_training_form_refuses_another_users_dataset(other_client: Client, dataset) -> None:
+    response = other_client.post(
+        reverse("ui:train_new"),
+        {
+            "dataset": str(dataset.id),
+            "model": "yolov8n",
+            "epochs": 1,
+            "imgsz": 64,
+            "batch": 2,
+            "seeds": "42",
+            "gpus": 1,
+        },
+    )
+    assert response.status_code == 400
+    assert not Job.objects.exists()
+
+
+def test_the_training_form_refuses_bad_seeds(owner_client: Client, dataset) -> None:
+    response = owner_client.post(
+        reverse("ui:train_new"),
+        {
+            "dataset": str(dataset.id),
+            "model": "yolov8n",
+            "epochs": 1,
+            "imgsz": 64,
+            "batch": 2,
+            "seeds": "1,1",
+            "gpus": 1,
+        },
+    )
+    assert response.status_code == 400
+    assert b"Each seed once." in response.content
+    assert not Job.objects.exists()
+
+
+def test_an_inference_page_shows_the_gallery_and_a_count_matching_its_json(
+    owner_client: Client, finished_inference: Job
+) -> None:
+    html = owner_client.get(
+        reverse("ui:job_detail", kwargs={"job_id": finished_inference.id})
+    ).content.decode()
+    assert html.count('data-testid="gallery-image"') == 2
+    assert html.count('data-testid="detection-row"') == 2
+    shown = int(re.search(r'data-testid="detection-count">(\d+)<', html).group(1))
+    data = owner_client.get(
+        reverse("ui:job_detections", kwargs={"job_id": finished_inference.id})
+    ).json()
+    assert shown == sum(len(image["detections"]) for image in data["images"]) == 2
+    image_url = reverse(
+        "ui:job_image", kwargs={"job_id": finished_inference.id, "name": "0000_a.png"}
+    )
+    assert image_url in html
+    assert owner_client.get(image_url).status_code == 200
+
+
+def test_an_inference_image_not_given_to_the_job_answers_404(
+    owner_client: Client, finished_inference: Job
+) -> None:
+    url = reverse("ui:job_image", kwargs={"job_id": finished_inference.id, "name": "..%2Fx.png"})
+    assert owner_client.get(url).status_code == 404
+
+
+def test_the_inference_page_offers_the_serving_version_by_default(
+    owner_client: Client, version: ModelVersion
+) -> None:
+    ModelVersion.objects.filter(id=version.id).update(stage="serving")
+    html = owner_client.get(reverse("ui:infer_new")).content.decode()
+    assert '<option value="">Serving: imported-1</option>' in html
+
+
+def test_an_ordinary_user_sees_no_stage_forms_and_cannot_change_a_stage(
+    owner_client: Client, version: ModelVersion
+) -> None:
+    html = owner_client.get(reverse("ui:models")).content.decode()
+    assert 'data-testid="stage-form"' not in html
+    response = owner_client.post(
+        reverse("ui:model_stage", kwargs={"version_id": version.id}),
+        {"stage": "serving", "reason": "x"},
+        follow=True,
+    )
+    assert b"Only administrators" in response.content
+    version.refresh_from_db()
+    assert version.stage == "candidate"
+
+
+def test_an_administrator_promotes_a_version_with_a_reason(
+    admin_client_: Client, version: ModelVersion
+) -> None:
+    response = admin_client_.post(
+        reverse("ui:model_stage", kwargs={"version_id": version.id}),
+        {"stage": "serving", "reason": "best mAP so far"},
+        follow=True,
+    )
+    version.refresh_from_db()
+    assert version.stage == "serving"
+    assert b"best mAP so far" in response.content  # in the history table
+
+
+def test_a_stage_change_without_a_reason_is_refused(
+    admin_client_: Client, version: ModelVersion
+) -> None:
+    admin_client_.post(
+        reverse("ui:model_stage", kwargs={"version_id": version.id}),
+        {"stage": "serving", "reason": " "},
+    )
+    version.refresh_from_db()
+    assert version.stage == "candidate"
