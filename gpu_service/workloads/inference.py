@@ -1,0 +1,151 @@
+"""An inference job in the GPU's resident worker: cached models, batches of images.
+
+The worker process lives across jobs, so models stay loaded between requests: a small
+LRU cache keyed by fingerprint (CARRIL_INFER_CACHE_SIZE models, default 2). Weights
+are loaded only through `weights.load_model`, by fingerprint, hash checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from gpu_service import errors
+from gpu_service.workloads import datasets, weights
+from gpu_service.workloads.annotate import draw_detections
+from gpu_service.workloads.base import JobContext
+from gpu_service.workloads.infer import InferSpec
+from gpu_service.workloads.offline import make_ultralytics_silent
+
+_MODELS: OrderedDict[str, Any] = OrderedDict()
+
+
+def cache_size() -> int:
+    raw = os.environ.get("CARRIL_INFER_CACHE_SIZE", "2")
+    try:
+        size = int(raw)
+    except ValueError:
+        raise errors.CarrilError(
+            f"CARRIL_INFER_CACHE_SIZE must be an integer, got {raw!r}"
+        ) from None
+    return max(size, 1)
+
+
+def cached_model(*, fingerprint: str, storage: Path) -> Any:
+    """The loaded model for a fingerprint, loading it (and evicting the oldest) if needed."""
+    if fingerprint in _MODELS:
+        _MODELS.move_to_end(fingerprint)
+        return _MODELS[fingerprint]
+    model = weights.load_model(fingerprint=fingerprint, storage=storage)
+    _MODELS[fingerprint] = model
+    while len(_MODELS) > cache_size():
+        _MODELS.popitem(last=False)
+    return model
+
+
+def cached_fingerprints() -> list[str]:
+    return list(_MODELS)
+
+
+def infer_job(*, ctx: JobContext) -> dict[str, Any]:
+    spec = InferSpec.model_validate(ctx.spec)
+    make_ultralytics_silent(storage=ctx.storage)
+    paths = datasets.image_paths(images=spec.images, storage=ctx.storage)
+    ctx.progress(stage="loading model", fraction=0.0)
+    model = cached_model(fingerprint=spec.model, storage=ctx.storage)
+    device = f"cuda:{ctx.devices[0]}" if ctx.devices else "cpu"
+    annotated_dir = ctx.job_dir / "annotated"
+    images: list[dict[str, Any]] = []
+    predict_seconds = 0.0
+    batches = [paths[i : i + spec.batch] for i in range(0, len(paths), spec.batch)]
+    for number, chunk in enumerate(batches, start=1):
+        if ctx.should_stop():
+            raise errors.Cancelled(details={"images_done": len(images)})
+        ctx.fault_point(number)
+        started = time.perf_counter()
+        results = _predict(model=model, chunk=chunk, spec=spec, device=device)
+        predict_seconds += time.perf_counter() - started
+        for path, result in zip(chunk, results, strict=True):
+            record = image_record(source=path, result=result)
+            target = annotated_dir / f"{len(images):04d}-{path.name}"
+            record["annotated_path"] = str(
+                draw_detections(source=path, detections=record["detections"], target=target)
+            )
+            images.append(record)
+        ctx.progress(
+            stage="inference",
+            batch=number,
+            batches=len(batches),
+            fraction=len(images) / len(paths),
+        )
+    results_path = ctx.job_dir / "results.json"
+    summary = {
+        "model": spec.model,
+        "images": images,
+        "images_per_second": round(len(images) / predict_seconds, 3) if predict_seconds else 0.0,
+    }
+    _write_json(results_path, summary)
+    ctx.set_metrics(images=len(images), images_per_second=summary["images_per_second"])
+    return {"model": spec.model, "results_path": str(results_path), **summary}
+
+
+def _predict(*, model: Any, chunk: list[Path], spec: InferSpec, device: str) -> list[Any]:
+    try:
+        return model.predict(
+            source=[str(p) for p in chunk],
+            conf=spec.conf,
+            iou=spec.iou,
+            imgsz=spec.imgsz,
+            max_det=spec.max_det,
+            batch=spec.batch,
+            device=device,
+            verbose=False,
+            save=False,
+        )
+    except RuntimeError as exc:
+        if "out of memory" in str(exc).lower():
+            raise errors.CudaOOM(details={"batch": spec.batch, "imgsz": spec.imgsz}) from exc
+        raise
+
+
+def image_record(*, source: Path, result: Any) -> dict[str, Any]:
+    """One image's detections in pixels and normalised, with its size and timings."""
+    height, width = result.orig_shape[:2]
+    names = result.names
+    boxes = result.boxes
+    detections = []
+    if boxes is not None and len(boxes):
+        for xyxy, xywhn, confidence, cls in zip(
+            boxes.xyxy.tolist(),
+            boxes.xywhn.tolist(),
+            boxes.conf.tolist(),
+            boxes.cls.tolist(),
+            strict=True,
+        ):
+            class_id = int(cls)
+            detections.append(
+                {
+                    "class_id": class_id,
+                    "class_name": str(names.get(class_id, class_id)),
+                    "confidence": round(float(confidence), 5),
+                    "box_xyxy": [round(float(v), 2) for v in xyxy],
+                    "box_xywhn": [round(float(v), 6) for v in xywhn],
+                }
+            )
+    return {
+        "source": str(source),
+        "width": int(width),
+        "height": int(height),
+        "detections": detections,
+        "timing_ms": {k: round(float(v), 3) for k, v in (result.speed or {}).items()},
+    }
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2))
+    os.replace(tmp, path)
