@@ -79,7 +79,8 @@ def _checked_members(
         if stat.S_ISLNK(mode):
             report.problem(code="symlink", message="symbolic links are not allowed", file=name)
             continue
-        if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        # Zips written without Unix file types carry permission bits only: regular files.
+        if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
             report.problem(code="special_file", message="special files are not allowed", file=name)
             continue
         if info.flag_bits & 0x1:
