@@ -213,7 +213,7 @@ def finished_inference(owner: User, version: ModelVersion, storage: Path) -> Job
         result={
             "images": [
                 {
-                    "image": str(first),
+                    "source": str(first),
                     "width": 64,
                     "height": 64,
                     "detections": [
@@ -231,7 +231,7 @@ def finished_inference(owner: User, version: ModelVersion, storage: Path) -> Job
                         },
                     ],
                 },
-                {"image": str(second), "width": 64, "height": 64, "detections": []},
+                {"source": str(second), "width": 64, "height": 64, "detections": []},
             ]
         },
         finished_at=timezone.now(),
