@@ -111,3 +111,19 @@ def test_the_openapi_document_describes_the_job_routes(service):
     spec = httpx.get(f"{service.url}/openapi.json").json()
     assert {"/v1/jobs", "/v1/jobs/{job_id}", "/v1/jobs/status", "/v1/gpus"} <= set(spec["paths"])
     assert httpx.get(f"{service.url}/docs").status_code == 200
+
+
+def test_unknown_weights_are_not_found(service):
+    response = service.client.get(f"/v1/weights/{'0' * 64}")
+    assert response.status_code == 404
+    assert error_of(response)["code"] == "NOT_FOUND"
+
+
+def test_a_file_that_is_not_a_checkpoint_is_rejected_in_a_helper_process(service):
+    bad = service.storage / "uploads" / "weights" / "not-a-model.pt"
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_bytes(b"this is not a pickle")
+    response = service.client.post("/v1/weights", json={"path": str(bad)})
+    assert response.status_code == 422
+    assert error_of(response)["code"] == "WEIGHTS_REJECTED"
+    assert httpx.get(f"{service.url}/healthz").status_code == 200
