@@ -10,7 +10,6 @@ resumes from that checkpoint, at the epoch after the last one saved.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import tempfile
 from pathlib import Path
@@ -22,7 +21,7 @@ from gpu_service.workloads.base import JobContext
 from gpu_service.workloads.manifest import build_manifest, write_manifest
 from gpu_service.workloads.offline import make_ultralytics_silent
 from gpu_service.workloads.train import FINGERPRINT, TrainSpec, optimizer_and_lr
-from gpu_service.workloads.trainer import ForwardToJobLog, SeedReporter, make_trainer
+from gpu_service.workloads.trainer import SeedReporter, make_trainer
 
 # Validation fitness that picks the best seed: ultralytics' own detection fitness,
 # which in 8.4 is mAP50-95 alone (DetMetrics.fitness weights [0, 0, 0, 1]). ADR 0010.
@@ -34,25 +33,21 @@ def train_job(*, ctx: JobContext) -> dict[str, Any]:
     make_ultralytics_silent(storage=ctx.storage)
     data_yaml = datasets.dataset_yaml(dataset=spec.dataset, storage=ctx.storage)
     base_model = _base_model(spec=spec, storage=ctx.storage)
-    forward = ForwardToJobLog(ctx.logger)
-    logging.getLogger("ultralytics").addHandler(forward)
-    try:
-        outcomes = []
-        for index, seed in enumerate(spec.seeds):
-            if ctx.should_stop():
-                raise errors.Cancelled(details={"seed": seed})
-            outcomes.append(
-                _run_seed(
-                    ctx=ctx,
-                    spec=spec,
-                    seed=seed,
-                    index=index,
-                    data_yaml=data_yaml,
-                    base_model=base_model,
-                )
+    # Ultralytics logs to stdout, which the worker sends to the job's log file.
+    outcomes = []
+    for index, seed in enumerate(spec.seeds):
+        if ctx.should_stop():
+            raise errors.Cancelled(details={"seed": seed})
+        outcomes.append(
+            _run_seed(
+                ctx=ctx,
+                spec=spec,
+                seed=seed,
+                index=index,
+                data_yaml=data_yaml,
+                base_model=base_model,
             )
-    finally:
-        logging.getLogger("ultralytics").removeHandler(forward)
+        )
     return _finish(ctx=ctx, spec=spec, outcomes=outcomes, data_yaml=data_yaml)
 
 
