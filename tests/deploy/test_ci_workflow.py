@@ -1,0 +1,83 @@
+"""The GitHub workflow: least privilege, actions pinned by commit, and the jobs the issue
+asks for (lint, tests on PostgreSQL, both images, the Compose smoke test)."""
+
+from __future__ import annotations
+
+import re
+
+from tests.deploy.deploy_files import ROOT, load_yaml
+
+WORKFLOW = ".github/workflows/ci.yml"
+
+
+def workflow() -> dict:
+    return load_yaml(name=WORKFLOW)
+
+
+def steps(job: str) -> list[dict]:
+    return workflow()["jobs"][job]["steps"]
+
+
+def run_text(job: str) -> str:
+    return "\n".join(step.get("run", "") for step in steps(job))
+
+
+def test_the_workflow_only_reads_the_repository():
+    assert workflow()["permissions"] == {"contents": "read"}
+    for name, job in workflow()["jobs"].items():
+        assert job.get("permissions") in (None, {"contents": "read"}), name
+
+
+def test_every_action_is_pinned_to_a_commit_with_its_version_in_a_comment():
+    lines = (ROOT / WORKFLOW).read_text().splitlines()
+    uses = [line for line in lines if re.match(r"\s*-?\s*uses:", line)]
+    assert uses
+    for line in uses:
+        assert re.search(r"uses: [\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$", line), line
+
+
+def test_checkouts_do_not_keep_the_token_on_disk():
+    for name, job in workflow()["jobs"].items():
+        for step in job["steps"]:
+            if step.get("uses", "").startswith("actions/checkout@"):
+                assert step["with"]["persist-credentials"] is False, name
+
+
+def test_every_job_has_a_timeout():
+    for name, job in workflow()["jobs"].items():
+        assert 0 < job["timeout-minutes"] <= 90, name
+
+
+def test_the_lint_job_runs_ruff_and_the_static_checks():
+    text = run_text("lint")
+    assert "ruff check ." in text
+    assert "ruff format --check ." in text
+    assert "bash scripts/static-checks.sh" in text
+
+
+def test_the_tests_run_on_the_simulated_runtime_against_a_postgresql_service():
+    job = workflow()["jobs"]["test"]
+    postgres = job["services"]["postgres"]
+    assert postgres["image"].startswith("postgres:")
+    assert "pg_isready" in postgres["options"]
+    assert job["env"]["DATABASE_URL"].startswith("postgres://")
+    assert job["env"]["DATABASE_URL"].split("@")[1].startswith("postgres:5432/")
+    assert job["env"]["CARRIL_GPU_RUNTIME"] == "simulated"
+    assert "make test" in run_text("test")
+    assert "chromium" in run_text("test")
+
+
+def test_the_compose_job_builds_both_images_then_runs_the_smoke_test():
+    text = run_text("compose")
+    assert "--file Dockerfile.web" in text
+    assert "--file Dockerfile.gpu" in text
+    assert text.index("Dockerfile.gpu") < text.index("bash deploy/compose-smoke.sh")
+
+
+def test_the_smoke_script_uses_the_simulated_override_and_always_tears_down():
+    script = (ROOT / "deploy" / "compose-smoke.sh").read_text()
+    assert "-f docker-compose.yml -f docker-compose.simulated.yml" in script
+    assert "trap cleanup EXIT" in script
+    cleanup = script.split("cleanup() {", 1)[1].split("\n}", 1)[0]
+    assert "down --volumes" in cleanup
+    assert "python3 deploy/smoke_test.py" in script
