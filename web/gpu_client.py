@@ -83,6 +83,7 @@ class GpuClient:
         idempotency_key: str,
         gpus: int | None = None,
         priority: int = 0,
+        request_id: str | None = None,
     ) -> JobAccepted:
         body: dict[str, Any] = {
             "kind": kind,
@@ -92,7 +93,8 @@ class GpuClient:
         }
         if gpus is not None:
             body["gpus"] = gpus
-        response = self._request("POST", "/v1/jobs", json=body)
+        # The job's own request id, so a delivery retried later still carries it.
+        response = self._request("POST", "/v1/jobs", json=body, request_id=request_id)
         data = response.json()
         return JobAccepted(id=data["id"], state=data["state"], created=response.status_code == 202)
 
@@ -124,14 +126,16 @@ class GpuClient:
         return self._request("GET", "/healthz").json()
 
     # --- plumbing ----------------------------------------------------------------------
-    def _request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    def _request(
+        self, method: str, url: str, *, request_id: str | None = None, **kwargs: Any
+    ) -> httpx.Response:
         if not self._token:
             raise GpuServiceUnavailable(
                 "No GPU service token: set CARRIL_GPU_SERVICE_TOKEN or start the GPU service.",
                 details={"reason": "no_token"},
             )
         headers = {"Authorization": f"Bearer {self._token}"}
-        request_id = request_id_get()
+        request_id = request_id or request_id_get()
         if request_id:
             headers["X-Request-ID"] = request_id
         try:

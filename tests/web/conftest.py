@@ -26,6 +26,8 @@ def storage(settings: Any, tmp_path: Path) -> Path:
     (root / "uploads" / "tmp").mkdir(parents=True)
     settings.CARRIL_STORAGE = root
     settings.FILE_UPLOAD_TEMP_DIR = str(root / "uploads" / "tmp")
+    # Real hashing costs a second per user on this machine; what it hashes is not tested.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return root
 
 

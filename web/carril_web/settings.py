@@ -214,7 +214,8 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": CARRIL_LOG_LEVEL},
-    "loggers": {"django.server": {"level": "WARNING"}},
+    # httpx logs every request at INFO: the reconciler would fill the log every pass.
+    "loggers": {"django.server": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
 }
 if CARRIL_LOG_FORMAT not in {"text", "json"}:
     raise ImproperlyConfigured("CARRIL_LOG_FORMAT must be text or json")

@@ -203,7 +203,11 @@ def job_dispatch(*, job_id: uuid.UUID, client: gpu_client.GpuClient | None = Non
     client = client or gpu_client.client_build()
     try:
         accepted = client.job_submit(
-            kind=job.kind, spec=job.spec, gpus=job.gpus, idempotency_key=str(job.id)
+            kind=job.kind,
+            spec=job.spec,
+            gpus=job.gpus,
+            idempotency_key=str(job.id),
+            request_id=job.request_id or None,
         )
     except GpuServiceUnavailable as exc:
         _dispatch_failed(job=job, reason=f"{exc.message} {exc.details}")
