@@ -192,7 +192,7 @@ def job_detections(*, job: Job) -> list[dict[str, Any]]:
     listed = result.get("images") or []
     by_name: dict[str, dict[str, Any]] = {}
     for item in listed:
-        source = item.get("image") or item.get("path") or item.get("name") or ""
+        source = item.get("source") or item.get("image") or item.get("path") or ""
         by_name[Path(str(source)).name] = item
     images = []
     for name in job_input_images(job=job):

@@ -6,6 +6,7 @@ No decisions live here, only presentation; the backend's services make the decis
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django.urls import reverse
@@ -231,29 +232,47 @@ def seeds_table(*, job: Any) -> list[dict[str, Any]]:
     return rows
 
 
+SPEC_LABELS = {
+    "model": "Model",
+    "epochs": "Epochs",
+    "imgsz": "Image size",
+    "batch": "Batch",
+    "seeds": "Seeds",
+}
+INFER_LABELS = {"conf": "Confidence", "iou": "IoU (NMS)", "imgsz": "Image size"}
+
+
 def _facts(*, job: Any) -> list[tuple[str, Any]]:
     spec = job.spec or {}
     facts: list[tuple[str, Any]] = [("Kind", job.kind), ("Job id", job.id)]
     if job.kind == "train":
         if job.dataset is not None:
             facts.append(("Dataset", job.dataset.name))
-        for key in ("model", "epochs", "imgsz", "batch", "seeds"):
+        for key, label in SPEC_LABELS.items():
             if key in spec:
                 value = spec[key]
                 shown = ", ".join(map(str, value)) if isinstance(value, list) else value
-                facts.append((key, shown))
+                facts.append((label, shown))
         facts.append(("GPUs", job.gpus))
     else:
         if job.model_version is not None:
             facts.append(("Model version", job.model_version.name))
-        for key in ("conf", "iou", "imgsz"):
+        for key, label in INFER_LABELS.items():
             if spec.get(key) is not None:
-                facts.append((key, spec[key]))
+                facts.append((label, spec[key]))
     if job.gpu_ids:
         facts.append(("Ran on GPU", ", ".join(map(str, job.gpu_ids))))
     if job.owner_id and hasattr(job, "owner"):
         facts.append(("Owner", job.owner))
     return facts
+
+
+# Terminal colour codes ultralytics writes into its log.
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def log_lines(lines: list[str]) -> list[str]:
+    return [_ANSI.sub("", line) for line in lines[-LOG_TAIL:]]
 
 
 def job_status(*, job: Any, log: list[str]) -> dict[str, Any]:
@@ -272,7 +291,7 @@ def job_status(*, job: Any, log: list[str]) -> dict[str, Any]:
             ),
         },
         "terminal": job.state in TERMINAL,
-        "log": log[-LOG_TAIL:],
+        "log": log_lines(log),
     }
 
 
@@ -305,7 +324,7 @@ def job_page(
         "seeds": seeds_table(job=job) if job.state == "succeeded" else [],
         "model_version": None,
         "facts": _facts(job=job),
-        "log": log[-LOG_TAIL:],
+        "log": status["log"],
         "log_limit": LOG_TAIL,
         "config": {
             "status_url": reverse("ui:job_status", kwargs={"job_id": job.id}),
@@ -346,6 +365,12 @@ def detection_box(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def display_name(stored: str) -> str:
+    """The name the user uploaded: the backend stores images as 0003_<name>."""
+    head, _, rest = stored.partition("_")
+    return rest if head.isdigit() and rest else stored
+
+
 def detections_view(*, job: Any, images: list[dict[str, Any]]) -> dict[str, Any]:
     """Gallery, table and count for an inference job; `images` as the backend lists them:
     [{"name", "detections": [...]}, ...]."""
@@ -356,13 +381,13 @@ def detections_view(*, job: Any, images: list[dict[str, Any]]) -> dict[str, Any]
         boxes = [detection_box(d) for d in image.get("detections") or []]
         gallery.append(
             {
-                "name": name,
+                "name": display_name(name),
                 "url": reverse("ui:job_image", kwargs={"job_id": job.id, "name": name}),
                 "count": len(boxes),
                 "boxes_json": json.dumps({"boxes": boxes}),
             }
         )
-        rows.extend({"image": name, **box} for box in boxes)
+        rows.extend({"image": display_name(name), **box} for box in boxes)
     return {
         "images": gallery,
         "detections": rows,

@@ -376,3 +376,29 @@ def test_a_stage_change_without_a_reason_is_refused(
     )
     version.refresh_from_db()
     assert version.stage == "candidate"
+
+
+def test_a_missing_page_answers_404_with_the_sites_layout(owner_client: Client) -> None:
+    response = owner_client.get("/no-such-page/")
+    assert response.status_code == 404
+    assert b"Back to the dashboard" in response.content
+
+
+def test_the_status_view_strips_terminal_colour_codes_from_the_log(
+    owner_client: Client, running_training: Job, storage
+) -> None:
+    (storage / "jobs" / "gpu-job-1").mkdir(parents=True)
+    (storage / "jobs" / "gpu-job-1" / "job.log").write_text(
+        "\x1b[34m\x1b[1mengine/trainer: \x1b[0mok\n"
+    )
+    data = owner_client.get(reverse("ui:job_status", kwargs={"job_id": running_training.id})).json()
+    assert data["log"] == ["engine/trainer: ok"]
+
+
+def test_the_gallery_shows_the_name_the_user_uploaded(
+    owner_client: Client, finished_inference: Job
+) -> None:
+    html = owner_client.get(
+        reverse("ui:job_detail", kwargs={"job_id": finished_inference.id})
+    ).content.decode()
+    assert '<span class="name">a.png</span>' in html

@@ -44,8 +44,10 @@
     svg.setAttribute("viewBox", "0 0 " + width + " " + height);
     svg.setAttribute("preserveAspectRatio", "none");
     svg.setAttribute("data-box-count", String(boxes.length));
-    // Label size relative to the image so tiny 64 px samples and 1080p photos both read.
-    var fontSize = Math.max(8, Math.round(Math.min(width, height) / 18));
+    // About 12 screen pixels whatever the scale, so 64 px samples shown large and
+    // 4K photos shown small both read; in image pixels that depends on the display size.
+    var shown = img.clientWidth || width;
+    var fontSize = Math.max(1, (12 * width) / shown);
     boxes.forEach(function (box) {
       var xy = toPixels(box, width, height);
       var colour = colourFor(box.cls);
@@ -61,8 +63,8 @@
       if (box.conf !== undefined && box.conf !== null) text += " " + Number(box.conf).toFixed(2);
       if (text) {
         var label = document.createElementNS(SVG_NS, "text");
-        label.setAttribute("x", xy[0] + 2);
-        label.setAttribute("y", Math.max(fontSize, xy[1] - 3));
+        label.setAttribute("x", xy[0] + fontSize / 6);
+        label.setAttribute("y", Math.max(fontSize, xy[1] - fontSize / 4));
         label.setAttribute("font-size", fontSize);
         label.textContent = text;
         svg.appendChild(label);

@@ -78,7 +78,7 @@
             };
           })
         ),
-        legend: { live: true },
+        legend: { live: false },
       };
       if (plot) plot.destroy();
       container.innerHTML = "";

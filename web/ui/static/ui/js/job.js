@@ -76,6 +76,8 @@
     var configNode = $("job-config");
     if (!configNode) return;
     var config = JSON.parse(configNode.textContent);
+    var log = $("job-log");
+    if (log) log.scrollTop = log.scrollHeight;  // the tail is what matters
     var chartNode = $("job-chart");
     var chart = chartNode && window.carrilEpochChart ? window.carrilEpochChart(chartNode) : null;
     if (chart && config.epochs) chart.update(config.epochs);
