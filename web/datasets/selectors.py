@@ -9,6 +9,7 @@ from typing import Any
 from accounts.services import user_sees_everything
 from carril_web.errors import NotFound
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 
 from datasets.layout import IMAGE_SUFFIXES
@@ -28,7 +29,7 @@ def dataset_get(*, user: AbstractBaseUser, dataset_id: uuid.UUID | str) -> Datas
     """The dataset, or NotFound: another user's dataset answers exactly like a missing one."""
     try:
         return datasets_visible_to(user=user).get(id=dataset_id)
-    except (Dataset.DoesNotExist, ValueError, TypeError) as exc:
+    except (Dataset.DoesNotExist, ValueError, TypeError, DjangoValidationError) as exc:
         raise NotFound() from exc
 
 

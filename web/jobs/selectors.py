@@ -12,6 +12,7 @@ from accounts.services import user_sees_everything
 from carril_web.errors import NotFound
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
@@ -37,7 +38,7 @@ def job_get(*, user: AbstractBaseUser, job_id: uuid.UUID | str) -> Job:
     """The job, or NotFound: another user's job answers exactly like a missing one."""
     try:
         return jobs_visible_to(user=user).get(id=job_id)
-    except (Job.DoesNotExist, ValueError, TypeError) as exc:
+    except (Job.DoesNotExist, ValueError, TypeError, DjangoValidationError) as exc:
         raise NotFound() from exc
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from carril_web.errors import NoServingModel, NotFound
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 
 from registry.models import ModelVersion, Stage
@@ -20,7 +21,7 @@ def model_versions_list(*, stage: str | None = None) -> QuerySet[ModelVersion]:
 def model_version_get(*, version_id: uuid.UUID | str) -> ModelVersion:
     try:
         return ModelVersion.objects.get(id=version_id)
-    except (ModelVersion.DoesNotExist, ValueError, TypeError) as exc:
+    except (ModelVersion.DoesNotExist, ValueError, TypeError, DjangoValidationError) as exc:
         raise NotFound("No such model version.") from exc
 
 
