@@ -9,9 +9,10 @@ case "${1:-serve}" in
 serve)
     python manage.py migrate --noinput
     python manage.py collectstatic --noinput --verbosity 0
-    # The demo account exists only where its password was given.
+    # The demo account exists only where its password was given; that password is in
+    # the env file already, so keep it out of the container logs.
     if [ -n "${CARRIL_DEMO_PASSWORD:-}" ]; then
-        python manage.py ensure_demo_user
+        python manage.py ensure_demo_user >/dev/null
     fi
     # One process with threads rather than several worker processes: the request and job
     # metrics live in this process's Prometheus registry, and several processes would each
