@@ -69,6 +69,20 @@ def make_ultralytics_silent(*, storage: Path) -> None:
     # The trainer's AMP self-test downloads yolo26n.pt on CUDA; replace it with a check
     # that decides from the device name alone, as ultralytics does for known-bad GPUs.
     ul_trainer.check_amp = _offline_amp_check
+    # Reading a dataset "checks" for Arial.ttf and fetches it from GitHub when missing;
+    # plots are off and annotation uses Pillow's font, so only a local copy is wanted.
+    from ultralytics.data import utils as ul_data_utils
+    from ultralytics.utils import plotting as ul_plotting
+
+    ul_data_utils.check_font = _local_font_only
+    ul_plotting.check_font = _local_font_only
+
+
+def _local_font_only(font: str = "Arial.ttf") -> Path | None:
+    from ultralytics.utils import USER_CONFIG_DIR
+
+    file = Path(USER_CONFIG_DIR) / Path(font).name
+    return file if file.exists() else None
 
 
 def _offline_amp_check(model: Any) -> bool:

@@ -92,3 +92,13 @@ def test_importing_the_kinds_does_not_import_torch() -> None:
         "sys.exit(1 if {'torch', 'ultralytics'} & set(sys.modules) else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_the_check_refuses_a_data_yaml_that_would_download_or_run_code(
+    storage: Path, shapes_dataset: Path
+) -> None:
+    data_yaml = shapes_dataset / "data.yaml"
+    data_yaml.write_text(data_yaml.read_text() + "download: import os; os.system('true')\n")
+
+    with pytest.raises(errors.ValidationFailed, match="download"):
+        TRAIN.check(TrainSpec(dataset="datasets/shapes"), storage)

@@ -1,0 +1,123 @@
+"""Nothing phones home: a training and an inference with the network made to fail."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpu_service.workloads.offline import offline_environment
+
+ROOT = Path(__file__).resolve().parents[3]
+
+# Runs in a fresh interpreter so the guard is in place before ultralytics is imported.
+SCRIPT = r"""
+import ipaddress, json, socket, sys
+from pathlib import Path
+
+attempts = []
+
+def _loopback(host):
+    if host in (None, "", "localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+def _refuse(what, host):
+    attempts.append(f"{what} {host}")
+    raise OSError(f"network disabled by test: {what} {host}")
+
+_getaddrinfo = socket.getaddrinfo
+_connect, _connect_ex = socket.socket.connect, socket.socket.connect_ex
+
+def getaddrinfo(host, *args, **kwargs):
+    if not _loopback(host):
+        _refuse("resolve", host)
+    return _getaddrinfo(host, *args, **kwargs)
+
+def connect(self, address):
+    if self.family != socket.AF_UNIX and not _loopback(address[0]):
+        _refuse("connect", address[0])
+    return _connect(self, address)
+
+def connect_ex(self, address):
+    if self.family != socket.AF_UNIX and not _loopback(address[0]):
+        _refuse("connect", address[0])
+    return _connect_ex(self, address)
+
+socket.getaddrinfo = getaddrinfo
+socket.socket.connect, socket.socket.connect_ex = connect, connect_ex
+
+from gpu_service.workloads.infer import INFER
+from gpu_service.workloads.train import TRAIN
+from tests.gpu_service.workloads.support import FakeJobContext, make_shapes_dataset
+
+storage = Path(sys.argv[1])
+make_shapes_dataset(storage / "datasets" / "shapes")
+train = FakeJobContext(storage=storage, job_id="train-1", spec=TRAIN.spec_model.model_validate(
+    {"dataset": "datasets/shapes", "epochs": 1, "imgsz": 64, "batch": 4, "workers": 0}
+).model_dump())
+trained = TRAIN.run(train)
+infer = FakeJobContext(storage=storage, job_id="infer-1", kind="infer", spec={
+    "model": trained["weights"]["fingerprint"],
+    "images": ["datasets/shapes/images/val/000.jpg"], "imgsz": 64, "conf": 0.0, "max_det": 3,
+})
+inferred = INFER.run(infer)
+print(json.dumps({"attempts": attempts, "images": len(inferred["images"])}))
+"""
+
+
+@pytest.mark.slow
+def test_training_and_inference_pass_with_non_loopback_network_refused(storage: Path) -> None:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("YOLO_", "ULTRALYTICS_", "HF_", "PYTEST_"))
+    }
+    env["PYTHONPATH"] = str(ROOT)
+
+    run = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(storage)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+    assert run.returncode == 0, run.stderr[-4000:]
+    outcome = json.loads(run.stdout.strip().splitlines()[-1])
+    assert outcome["images"] == 1
+    assert outcome["attempts"] == []
+    assert (storage / "ultralytics" / "Ultralytics" / "settings.json").is_file()
+
+
+def test_the_worker_environment_switches_off_hub_telemetry_downloads_and_pip(
+    storage: Path,
+) -> None:
+    env = offline_environment(storage=storage)
+
+    assert env["YOLO_OFFLINE"] == "1"
+    assert env["YOLO_AUTOINSTALL"] == "false"
+    assert env["ULTRALYTICS_SAFE_LOAD"] == "1"
+    assert env["HF_HUB_OFFLINE"] == "1"
+    assert env["YOLO_CONFIG_DIR"] == str(storage / "ultralytics")
+
+
+def test_silencing_turns_off_sync_and_every_integration_in_the_settings(storage: Path) -> None:
+    from gpu_service.workloads.offline import make_ultralytics_silent
+
+    make_ultralytics_silent(storage=storage)
+    from ultralytics.utils import SETTINGS
+
+    assert SETTINGS["sync"] is False
+    assert not any(SETTINGS[k] for k in ("clearml", "comet", "dvc", "mlflow", "wandb"))
+    settings_file = json.loads(Path(SETTINGS.file).read_text())
+    assert settings_file["sync"] is False
