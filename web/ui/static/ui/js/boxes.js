@@ -62,9 +62,22 @@
       var text = box.label || (box.cls !== undefined ? String(box.cls) : "");
       if (box.conf !== undefined && box.conf !== null) text += " " + Number(box.conf).toFixed(2);
       if (text) {
+        // A tag in the box's colour above its top-left corner (inside it at the image
+        // edge); its width is estimated, as the SVG is not laid out yet.
+        var tagHeight = fontSize * 1.3;
+        var tagWidth = fontSize * 0.62 * text.length + fontSize * 0.5;
+        var tagY = xy[1] - tagHeight >= 0 ? xy[1] - tagHeight : xy[1];
+        var tag = document.createElementNS(SVG_NS, "rect");
+        tag.setAttribute("x", xy[0]);
+        tag.setAttribute("y", tagY);
+        tag.setAttribute("width", tagWidth);
+        tag.setAttribute("height", tagHeight);
+        tag.setAttribute("fill", colour);
+        tag.setAttribute("class", "tag");
+        svg.appendChild(tag);
         var label = document.createElementNS(SVG_NS, "text");
-        label.setAttribute("x", xy[0] + fontSize / 6);
-        label.setAttribute("y", Math.max(fontSize, xy[1] - fontSize / 4));
+        label.setAttribute("x", xy[0] + fontSize * 0.25);
+        label.setAttribute("y", tagY + fontSize * 1.0);
         label.setAttribute("font-size", fontSize);
         label.textContent = text;
         svg.appendChild(label);
