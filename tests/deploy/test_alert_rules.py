@@ -41,21 +41,25 @@ def test_every_alert_has_a_severity_a_delay_and_a_runbook_that_exists():
     for name, rule in rules().items():
         assert rule["labels"]["severity"] in {"warning", "critical"}, name
         assert seconds(rule["for"]) >= 60, name
-        assert rule["annotations"]["summary"] and rule["annotations"]["description"], name
+        assert rule["annotations"]["summary"], name
+        assert rule["annotations"]["description"], name
         page, _, anchor = rule["annotations"]["runbook_url"].partition("#")
         assert page == "docs/operations.md", name
-        assert anchor == name.lower() and anchor in anchors, name
+        assert anchor == name.lower(), name
+        assert anchor in anchors, name
 
 
 def test_it_alerts_on_a_gpu_above_85_degrees_for_5_minutes():
     rule = rules()["CarrilGpuTooHot"]
-    assert "DCGM_FI_DEV_GPU_TEMP" in rule["expr"] and rule["expr"].endswith("> 85")
+    assert "DCGM_FI_DEV_GPU_TEMP" in rule["expr"]
+    assert rule["expr"].endswith("> 85")
     assert rule["for"] == "5m"
 
 
 def test_it_alerts_on_a_gpu_under_20_percent_for_30_minutes_while_jobs_wait():
     rule = rules()["CarrilGpuIdleWhileJobsWait"]
-    assert "DCGM_FI_DEV_GPU_UTIL" in rule["expr"] and "< 20" in rule["expr"]
+    assert "DCGM_FI_DEV_GPU_UTIL" in rule["expr"]
+    assert "< 20" in rule["expr"]
     assert "sum(carril_queue_depth) > 0" in rule["expr"]
     assert rule["for"] == "30m"
 
@@ -74,7 +78,8 @@ def test_it_alerts_when_dispatch_keeps_failing():
 def test_it_alerts_when_jobs_wait_longer_than_a_bound_even_if_none_is_ever_admitted():
     assert "carril_admission_wait_seconds_bucket" in rules()["CarrilAdmissionWaitHigh"]["expr"]
     stalled = rules()["CarrilQueueStalled"]["expr"]
-    assert "carril_queue_depth" in stalled and "carril_admission_wait_seconds_count" in stalled
+    assert "carril_queue_depth" in stalled
+    assert "carril_admission_wait_seconds_count" in stalled
 
 
 def test_prometheus_scrapes_both_services_at_their_compose_addresses_and_loads_the_rules():
