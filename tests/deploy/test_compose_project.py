@@ -189,6 +189,15 @@ def test_every_variable_the_compose_files_read_is_documented_in_env_example():
         assert used <= documented, (name, sorted(used - documented))
 
 
+def test_every_variable_in_env_example_reaches_a_compose_file():
+    # The env file only feeds Compose's interpolation: a variable no Compose file reads
+    # would be a setting that silently does nothing.
+    used = set()
+    for name in ("docker-compose.yml", "docker-compose.simulated.yml"):
+        used |= set(re.findall(r"\$\{([A-Za-z_][A-Za-z0-9_]*)", (ROOT / name).read_text()))
+    assert env_example().keys() <= used, sorted(env_example().keys() - used)
+
+
 def test_env_example_holds_placeholders_that_the_services_refuse_not_secrets():
     values = env_example()
     for secret in SECRETS:
