@@ -76,7 +76,7 @@ def dataset(owner: Any, tmp_path: Any) -> Any:
     )
 
 
-def test_a_job_submitted_while_the_gpu_service_is_down_is_delivered_when_it_comes_back_and_runs_to_the_end(
+def test_a_job_submitted_while_the_gpu_service_is_down_is_delivered_later_and_runs_to_the_end(
     owner_api, admin_api, dataset, gpu_url, gpu_service, storage, run_on_commit
 ):
     job_id = train(owner_api, dataset.id, epochs=1, run_on_commit=run_on_commit)
