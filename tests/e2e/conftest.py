@@ -43,9 +43,10 @@ def browser(chromium_path: Path) -> Iterator[object]:
         browser.close()
 
 
-@pytest.fixture
-def stack(tmp_path: Path) -> Iterator[Stack]:
-    platform = Stack(storage=tmp_path / "storage", password="e2e-password-for-alice-93")
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    storage = tmp_path_factory.mktemp("e2e") / "storage"
+    platform = Stack(storage=storage, password="e2e-password-for-alice-93")
     try:
         yield platform.start()
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,8 @@ def test_a_user_uploads_trains_watches_and_infers(
         page.wait_for_selector("[data-testid=job-progress]")
         screenshot("training-started")
 
-        # Watch it: the page polls, then reloads itself once the job is finished.
+        # Watch it: the page polls, then reloads itself once the job is finished. It was
+        # rendered while the job was new, so seeing `succeeded` proves the polling works.
         page.wait_for_selector(
             _state_in("running", "succeeded"),
             timeout=TRAINING_TIMEOUT_MS,
@@ -152,4 +154,32 @@ def test_a_user_uploads_trains_watches_and_infers(
         assert errors == [], errors
     finally:
         screenshot("last")
+        context.close()
+
+
+def test_a_bad_dataset_is_refused_with_every_problem_listed(
+    browser, stack: Stack, artifacts: Path, tmp_path: Path
+) -> None:
+    good = dataset_zip(path=tmp_path / "good.zip", images_per_split=2)
+    archive = tmp_path / "bad.zip"
+    with zipfile.ZipFile(good) as source, zipfile.ZipFile(archive, "w") as bad:
+        for name in source.namelist():
+            data = source.read(name)
+            if name == "labels/train/train_0.txt":
+                data = b"0 0.5 0.5 0.2 0.2\n7 0.5 0.5 0.2 0.2\n"  # class 7 of 2
+            bad.writestr(name, data)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        _sign_in(page, stack=stack, username="alice")
+        page.goto(f"{stack.web_url}/datasets/")
+        page.fill("#id_name", "broken")
+        page.set_input_files("#id_file", str(archive))
+        page.click("[data-testid=dataset-upload]")
+        page.wait_for_selector("[data-testid=upload-problems]", timeout=60_000)
+        problems = page.inner_text("[data-testid=upload-problems]")
+        assert "train_0.txt" in problems
+        assert "/datasets/" in page.url
+        page.screenshot(path=str(artifacts / "20-bad-dataset.png"), full_page=True)
+    finally:
         context.close()
