@@ -205,6 +205,13 @@ class Scheduler:
 
     def _start(self, job: Job, gpu_ids: list[int]) -> None:
         self.journal.job_start(job_id=job.id, gpu_ids=gpu_ids)
+        kind = self.kinds.get(job.kind)
+        if kind is None:  # queued before a restart, and its module no longer imports
+            self.journal.job_fail(
+                job_id=job.id,
+                error=ValidationFailed(f"job kind {job.kind!r} is not available on this service"),
+            )
+            return
         self.admission.hold(job_id=job.id, gpu_ids=gpu_ids, memory_mib=job.memory_estimate_mib)
         self.metrics.admission_wait.labels(kind=job.kind).observe(
             max(0.0, time.time() - job.submitted_at)
@@ -212,7 +219,7 @@ class Scheduler:
         log.info("job %s admitted on GPUs %s (attempt %s)", job.id, gpu_ids, job.attempt)
         try:
             self.supervisor.job_start(
-                job=self.journal.job_get(job_id=job.id), gpu_ids=gpu_ids, kind=self.kinds[job.kind]
+                job=self.journal.job_get(job_id=job.id), gpu_ids=gpu_ids, kind=kind
             )
         except Exception as exc:
             log.exception("could not start a worker for job %s", job.id)

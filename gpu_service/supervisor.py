@@ -227,6 +227,8 @@ class Supervisor:
         while True:
             try:
                 if not worker.conn.poll(PROGRESS_INTERVAL_S):
+                    # Quiet job (loading a model, a long step): still flush and heartbeat.
+                    reporter = reporter or self._reporters.get(worker.job_id or "")
                     if reporter is not None:
                         reporter.flush()
                     continue
