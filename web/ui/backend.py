@@ -21,7 +21,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 from jobs import selectors as job_selectors
 from jobs import services as job_services
-from jobs.models import Job, JobKind, JobState
+from jobs.models import ACTIVE_STATES, Job, JobKind, JobState
 from registry import selectors as registry_selectors
 from registry import services as registry_services
 from registry.models import ModelEvent, ModelVersion, Stage
@@ -66,8 +66,12 @@ def dataset_image_path(*, dataset: Dataset, split: str, name: str) -> Path:
     return _call(dataset_selectors.dataset_image_path, dataset=dataset, split=split, name=name)
 
 
-def dataset_delete(*, dataset: Dataset) -> None:
+def dataset_delete(*, dataset: Dataset) -> str | None:
+    """None once deleted; otherwise why not (a job still uses it, as the API says 409)."""
+    if dataset.jobs.filter(state__in=ACTIVE_STATES).exists():
+        return "A job still uses this dataset; cancel it or wait for it to finish."
     dataset_services.dataset_delete(dataset=dataset)
+    return None
 
 
 # ---- jobs ----

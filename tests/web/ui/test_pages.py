@@ -402,3 +402,12 @@ def test_the_gallery_shows_the_name_the_user_uploaded(
         reverse("ui:job_detail", kwargs={"job_id": finished_inference.id})
     ).content.decode()
     assert '<span class="name">a.png</span>' in html
+
+
+def test_a_dataset_a_running_job_uses_is_not_deleted(
+    owner_client: Client, dataset, running_training: Job
+) -> None:
+    url = reverse("ui:dataset_delete", kwargs={"dataset_id": dataset.id})
+    response = owner_client.post(url, follow=True)
+    assert b"A job still uses this dataset" in response.content
+    assert dataset.path.exists()

@@ -61,6 +61,9 @@ def dataset_image(
 def dataset_delete(request: HttpRequest, dataset_id: uuid.UUID) -> HttpResponse:
     dataset = backend.dataset(user=request.user, dataset_id=dataset_id)
     name = dataset.name
-    backend.dataset_delete(dataset=dataset)
+    refused = backend.dataset_delete(dataset=dataset)
+    if refused:
+        messages.error(request, refused)
+        return redirect("ui:dataset_detail", dataset_id=dataset.id)
     messages.success(request, f"Deleted dataset {name}.")
     return redirect("ui:datasets")
