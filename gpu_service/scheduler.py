@@ -78,6 +78,12 @@ class Scheduler:
             queued_kinds=lambda: [job.kind for job in journal.jobs_queued()],
             kinds=sorted(kinds),
         )
+        # Zero-valued series from the start, so rate() and alerts see them before any event.
+        for gpu in self.admission.lanes:
+            metrics.worker_restarts.labels(gpu=str(gpu))
+        for kind in kinds:
+            for outcome in ("succeeded", "failed", "cancelled"):
+                metrics.jobs.labels(kind=kind, outcome=outcome)
         self._tick: asyncio.Task[None] | None = None
         self._last_prune = 0.0
 

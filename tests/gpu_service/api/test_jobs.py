@@ -220,5 +220,7 @@ def test_metrics_use_the_dcgm_and_carril_names(service):
         'carril_job_run_seconds_count{kind="diagnostic",outcome="succeeded"}',
         'carril_jobs_total{kind="diagnostic",outcome="succeeded"}',
         'carril_runtime_info{runtime="simulated"} 1.0',
+        'carril_worker_restarts_total{gpu="1"}',
+        'carril_jobs_total{kind="diagnostic",outcome="cancelled"}',
     ):
         assert name in text, name
