@@ -1,0 +1,39 @@
+"""`manage.py ensure_demo_user` makes an ordinary user and prints its password only once."""
+
+from __future__ import annotations
+
+import io
+
+from accounts.services import user_is_administrator
+from django.contrib.auth.models import User
+from django.core.management import call_command
+
+
+def run(**kwargs: str) -> str:
+    out = io.StringIO()
+    call_command("ensure_demo_user", stdout=out)
+    return out.getvalue()
+
+
+def test_it_creates_an_ordinary_user_and_prints_the_generated_password_once(db):
+    first = run()
+    password = first.strip().rsplit(" ", 1)[-1]
+    demo = User.objects.get(username="demo")
+    assert demo.check_password(password)
+    assert not (demo.is_staff or demo.is_superuser or user_is_administrator(user=demo))
+    second = run()
+    assert password not in second
+    assert "already" in second
+
+
+def test_it_uses_the_password_from_the_environment(db, monkeypatch):
+    monkeypatch.setenv("CARRIL_DEMO_PASSWORD", "a-long-demo-password-42")
+    assert "a-long-demo-password-42" in run()
+    assert User.objects.get(username="demo").check_password("a-long-demo-password-42")
+    assert "a-long-demo-password-42" not in run()
+
+
+def test_the_administrators_group_exists_after_migrations(db):
+    from django.contrib.auth.models import Group
+
+    assert Group.objects.filter(name="Administrators").exists()

@@ -1,0 +1,74 @@
+"""Settings are read from the environment when Django starts; production refuses unsafe
+defaults. Each case starts a fresh interpreter, as a deployment would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+PRINT = (
+    "import django; django.setup(); from django.conf import settings as s; "
+    "print(s.DEBUG, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SESSION_COOKIE_HTTPONLY)"
+)
+
+
+def start(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("CARRIL_")}
+    clean.pop("DATABASE_URL", None)
+    return subprocess.run(
+        [sys.executable, "-c", PRINT],
+        cwd=ROOT / "web",
+        env={
+            **clean,
+            "DJANGO_SETTINGS_MODULE": "carril_web.settings",
+            "CARRIL_STORAGE": str(tmp_path),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_production_refuses_to_start_without_a_secret_key(tmp_path):
+    result = start(tmp_path, CARRIL_ENV="production", CARRIL_GPU_SERVICE_TOKEN="t" * 32)
+    assert result.returncode != 0
+    assert "CARRIL_SECRET_KEY" in result.stderr
+
+
+def test_production_refuses_to_start_without_the_gpu_service_token(tmp_path):
+    result = start(tmp_path, CARRIL_ENV="production", CARRIL_SECRET_KEY="k" * 50)
+    assert result.returncode != 0
+    assert "CARRIL_GPU_SERVICE_TOKEN" in result.stderr
+
+
+def test_production_sets_secure_cookies_and_no_debug(tmp_path):
+    result = start(
+        tmp_path,
+        CARRIL_ENV="production",
+        CARRIL_SECRET_KEY="k" * 50,
+        CARRIL_GPU_SERVICE_TOKEN="t" * 32,
+        CARRIL_DEBUG="1",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "True", "True", "True"]
+
+
+def test_dev_generates_a_secret_key_once_into_storage(tmp_path):
+    assert start(tmp_path).returncode == 0
+    key_file = tmp_path / "secrets" / "django_secret_key"
+    first = key_file.read_text()
+    assert len(first) > 40
+    assert start(tmp_path).returncode == 0
+    assert key_file.read_text() == first
+    assert oct(key_file.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_bad_number_in_the_environment_is_refused_by_name(tmp_path):
+    result = start(tmp_path, CARRIL_UPLOAD_MAX_BYTES="lots")
+    assert result.returncode != 0
+    assert "CARRIL_UPLOAD_MAX_BYTES" in result.stderr
