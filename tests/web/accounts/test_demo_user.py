@@ -20,7 +20,9 @@ def test_it_creates_an_ordinary_user_and_prints_the_generated_password_once(db):
     password = first.strip().rsplit(" ", 1)[-1]
     demo = User.objects.get(username="demo")
     assert demo.check_password(password)
-    assert not (demo.is_staff or demo.is_superuser or user_is_administrator(user=demo))
+    assert not demo.is_staff
+    assert not demo.is_superuser
+    assert not user_is_administrator(user=demo)
     second = run()
     assert password not in second
     assert "already" in second
