@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from accounts import services as account_services
+from accounts.models import ApiToken
 from carril_web.errors import Conflict, NotFound
 from datasets import selectors as dataset_selectors
 from datasets import services as dataset_services
@@ -210,3 +212,19 @@ def job_detections(*, job: Job) -> list[dict[str, Any]]:
             }
         )
     return images
+
+
+# ---- API tokens ----
+
+
+def api_tokens(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
+    return ApiToken.objects.filter(user=user).order_by("-created_at")
+
+
+def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
+    issued = account_services.api_token_create(user=user, name=name)
+    return issued.token, issued.secret
+
+
+def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
+    return _call(account_services.api_token_revoke, user=user, token_id=token_id)

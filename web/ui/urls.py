@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from django.urls import path
 
-from ui.views import auth, dashboard, datasets, inference, jobs, models, training
+from ui.views import account, auth, dashboard, datasets, inference, jobs, models, training
 
 app_name = "ui"
 
 urlpatterns = [
     path("login/", auth.sign_in, name="login"),
     path("logout/", auth.sign_out, name="logout"),
+    path("account/", account.account, name="account"),
+    path("account/tokens/", account.token_create, name="token_create"),
+    path("account/tokens/<int:token_id>/revoke/", account.token_revoke, name="token_revoke"),
     path("", dashboard.dashboard, name="dashboard"),
     path("status.json", dashboard.dashboard_status, name="dashboard_status"),
     path("datasets/", datasets.dataset_list, name="datasets"),

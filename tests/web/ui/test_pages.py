@@ -13,7 +13,15 @@ from registry.models import ModelVersion
 
 PASSWORD = "a-long-test-password-81"  # as in conftest.py
 
-PAGES = ["ui:dashboard", "ui:datasets", "ui:train_new", "ui:infer_new", "ui:jobs", "ui:models"]
+PAGES = [
+    "ui:dashboard",
+    "ui:datasets",
+    "ui:train_new",
+    "ui:infer_new",
+    "ui:jobs",
+    "ui:models",
+    "ui:account",
+]
 
 
 def _csrf_in_every_post_form(html: str) -> bool:
@@ -411,3 +419,27 @@ def test_a_dataset_a_running_job_uses_is_not_deleted(
     response = owner_client.post(url, follow=True)
     assert b"A job still uses this dataset" in response.content
     assert dataset.path.exists()
+
+
+def test_a_new_api_token_is_shown_once_and_works(owner_client: Client) -> None:
+    html = owner_client.post(reverse("ui:token_create"), {"name": "ci"}).content.decode()
+    secret = re.search(r'data-testid="new-token-secret">([^<]+)<', html).group(1)
+    assert Client().get("/api/v1/jobs/", HTTP_AUTHORIZATION=f"Token {secret}").status_code == 200
+    again = owner_client.get(reverse("ui:account")).content.decode()
+    assert secret not in again
+    assert secret[:12] in again  # its prefix, to tell tokens apart
+
+
+def test_a_revoked_token_stops_working(owner_client: Client) -> None:
+    html = owner_client.post(reverse("ui:token_create"), {"name": "ci"}).content.decode()
+    secret = re.search(r'data-testid="new-token-secret">([^<]+)<', html).group(1)
+    token_id = int(re.search(r"/account/tokens/(\d+)/revoke/", html).group(1))
+    owner_client.post(reverse("ui:token_revoke", kwargs={"token_id": token_id}))
+    assert Client().get("/api/v1/jobs/", HTTP_AUTHORIZATION=f"Token {secret}").status_code == 401
+
+
+def test_another_users_token_cannot_be_revoked(owner_client: Client, other_client: Client) -> None:
+    html = owner_client.post(reverse("ui:token_create"), {"name": "ci"}).content.decode()
+    token_id = int(re.search(r"/account/tokens/(\d+)/revoke/", html).group(1))
+    response = other_client.post(reverse("ui:token_revoke", kwargs={"token_id": token_id}))
+    assert response.status_code == 404
