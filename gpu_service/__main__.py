@@ -9,14 +9,19 @@ from __future__ import annotations
 
 def main() -> None:
     import logging
+    import sys
 
     import uvicorn
 
     from gpu_service.api.app import create_app
+    from gpu_service.errors import CarrilError
     from gpu_service.logging import logging_configure
     from gpu_service.settings import load_settings
 
-    settings = load_settings()
+    try:
+        settings = load_settings()
+    except CarrilError as exc:  # unsafe or unreadable configuration: refuse to start
+        sys.exit(f"gpu_service: {exc.message}")
     logging_configure(settings=settings)
     logging.getLogger(__name__).info(
         "GPU service on %s:%s, storage %s", settings.gpu_host, settings.gpu_port, settings.storage

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import subprocess
+import sys
 
 import psutil
 
@@ -47,3 +50,18 @@ def test_a_graceful_stop_leaves_no_worker_behind(gpu_service):
     journal.close()
     service.start()
     assert service.wait_for(job["id"])["error"]["code"] == "INTERRUPTED"
+
+
+def test_the_service_refuses_to_start_in_production_without_a_token(tmp_path):
+    env = {
+        **os.environ,
+        "CARRIL_ENV": "production",
+        "CARRIL_STORAGE": str(tmp_path),
+        "CARRIL_GPU_RUNTIME": "simulated",
+    }
+    env.pop("CARRIL_GPU_SERVICE_TOKEN", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "gpu_service"], env=env, capture_output=True, timeout=60, text=True
+    )
+    assert done.returncode != 0
+    assert "CARRIL_GPU_SERVICE_TOKEN" in done.stderr
