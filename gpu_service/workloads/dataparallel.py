@@ -116,8 +116,9 @@ class _ReplicaLoss:
 def parallel_loss(module: Any, batch: dict[str, Any], *, devices: Sequence[Any]) -> tuple:
     """Split the batch over `devices`, replicate `module`, run forward + loss, merge.
 
-    With CUDA devices this is exactly the training step the wrapper runs; with CPU devices
-    the replicas run one after another, which is how the split and merge are tested.
+    With distinct CUDA devices this is exactly the training step the wrapper runs; with
+    CPU devices (or one GPU named twice) the parts run one after another on the one
+    module, which is how the split and merge are tested without two GPUs.
     """
     import torch
     from torch.nn.parallel import parallel_apply, replicate
@@ -128,7 +129,8 @@ def parallel_loss(module: Any, batch: dict[str, Any], *, devices: Sequence[Any])
     devices = [torch.device(d) for d in devices][: len(parts)]
     parts = [move_batch(part, device) for part, device in zip(parts, devices, strict=True)]
     criteria = [criterion_on(module.criterion, device) for device in devices]
-    if len(devices) > 1 and all(d.type == "cuda" for d in devices):
+    distinct = len(set(devices)) == len(devices)
+    if len(devices) > 1 and distinct and all(d.type == "cuda" for d in devices):
         replicas = replicate(module, devices)
         calls = [_ReplicaLoss(r, c) for r, c in zip(replicas, criteria, strict=True)]
         outputs = parallel_apply(calls, [(p,) for p in parts], devices=devices)
