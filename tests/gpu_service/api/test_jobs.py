@@ -88,7 +88,8 @@ def test_cancelling_a_queued_job_is_immediate(service):
 
 def test_cancelling_a_running_job_stops_it_and_frees_its_lane(service):
     job = service.submit(**quick(30.0, gpu_ids=[1]))
-    service.wait_for(job["id"], states={"running"})
+    # Once it reports its pid the kind is running and polls the stop flag.
+    service.wait_until(lambda: service.job(job["id"])["metrics"].get("worker_pid"))
     assert service.client.post(f"/v1/jobs/{job['id']}/cancel").json()["state"] in (
         "cancelling",
         "cancelled",
