@@ -75,7 +75,7 @@ def test_a_two_gpu_job_holds_both_lanes_and_waits_for_them(service):
 
 
 def test_cancelling_a_queued_job_is_immediate(service):
-    blocker = service.submit(**quick(2.0, gpus=2))
+    blocker = service.submit(**quick(10.0, gpus=2))
     service.wait_for(blocker["id"], states={"running"})
     queued = service.submit(**quick(0.1))
     response = service.client.post(f"/v1/jobs/{queued['id']}/cancel")
