@@ -1,0 +1,180 @@
+"""2. Inference throughput: images per second through the full path (web API: upload,
+dispatch, poll, results) and through the GPU service API alone, against ultralytics
+`predict` in this process with the same weights, images, image size, batch and
+confidence; plus the latency a one-image request adds on a warm model.
+
+Target: each path at least 0.85x the raw throughput. Every path is warmed first (the
+resident worker keeps the model loaded), then timed `repeats` times; medians are used.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import prepare
+from bench.options import Options
+from bench.results import outcome
+from bench.stack import Platform
+from bench.stats import median, ms
+
+NAME = "inference"
+TITLE = "Inference throughput"
+TARGET = ">= 0.85x raw"
+CONF = 0.25  # the default of the web API and of the infer spec
+WEB_BATCH = 16  # the web API does not pass a batch, so the infer spec's default applies
+
+
+def _raw(*, checkpoint: Path, images: list[Path], options: Options, batch: int) -> list[float]:
+    from ultralytics import YOLO
+
+    model = YOLO(str(checkpoint))
+    sources = [str(p) for p in images]
+
+    def once() -> float:
+        started = time.perf_counter()
+        model.predict(
+            source=sources,
+            imgsz=options.imgsz,
+            batch=batch,
+            conf=CONF,
+            device="cpu",
+            verbose=False,
+            save=False,
+        )
+        return time.perf_counter() - started
+
+    once()  # warm-up: first-call set-up, as the service's warm-up job
+    return [once() for _ in range(options.repeats)]
+
+
+def _raw_single(*, checkpoint: Path, image: Path, options: Options) -> list[float]:
+    from ultralytics import YOLO
+
+    model = YOLO(str(checkpoint))
+    times = []
+    for i in range(options.single_repeats + 1):
+        started = time.perf_counter()
+        model.predict(
+            source=[str(image)], imgsz=options.imgsz, conf=CONF, device="cpu", verbose=False
+        )
+        if i:  # the first call warms up
+            times.append(time.perf_counter() - started)
+    return times
+
+
+def _service_body(*, fingerprint: str, images: list[Path], options: Options, batch: int) -> dict:
+    return {
+        "kind": "infer",
+        "gpu_ids": [0],  # one resident worker, so the warm-up warms the one that is timed
+        "spec": {
+            "model": fingerprint,
+            "images": [str(p) for p in images],
+            "imgsz": options.imgsz,
+            "batch": batch,
+            "conf": CONF,
+        },
+    }
+
+
+def run(*, options: Options, platform: Platform) -> list[dict[str, Any]]:
+    service = platform.gpu()
+    fingerprint, checkpoint = prepare.registered_model(platform)
+    images = prepare.infer_images(platform, count=options.images, size=options.imgsz)
+    prepare.lanes_idle(service)
+
+    # GPU service API alone.
+    body = _service_body(
+        fingerprint=fingerprint, images=images, options=options, batch=options.batch
+    )
+    prepare.job_run(service, body=body)  # warm-up: the resident worker loads the model
+    service_walls = [prepare.job_run(service, body=body)[1] for _ in range(options.repeats)]
+    single = _service_body(fingerprint=fingerprint, images=images[:1], options=options, batch=1)
+    single_walls = [prepare.job_run(service, body=single)[1] for _ in range(options.single_repeats)]
+
+    # Full path through the web API (the web app's batch is the infer spec's default).
+    prepare.web_serving_model(platform)
+    prepare.web_infer(platform, images=images, imgsz=options.imgsz)  # warm-up
+    web_walls = [
+        prepare.web_infer(platform, images=images, imgsz=options.imgsz)[1]
+        for _ in range(options.repeats)
+    ]
+    prepare.lanes_idle(service)
+
+    # Raw ultralytics in this process, same weights, images, imgsz, conf.
+    raw_walls = _raw(checkpoint=checkpoint, images=images, options=options, batch=options.batch)
+    raw_web_batch = (
+        raw_walls
+        if options.batch == WEB_BATCH
+        else _raw(checkpoint=checkpoint, images=images, options=options, batch=WEB_BATCH)
+    )
+    raw_single = _raw_single(checkpoint=checkpoint, image=images[0], options=options)
+
+    n = len(images)
+    raw_ips = n / median(raw_walls)
+    raw_web_ips = n / median(raw_web_batch)
+    service_ips = n / median(service_walls)
+    web_ips = n / median(web_walls)
+    added = median(single_walls) - median(raw_single)
+    common = {
+        "images": n,
+        "imgsz": options.imgsz,
+        "batch (service API, raw)": options.batch,
+        "batch (full path)": WEB_BATCH,
+        "repeats": options.repeats,
+        "model": "yolov8n, untrained (built from its yaml)",
+        "reconciler interval s": options.reconcile_interval_s,
+    }
+    return [
+        outcome(
+            name=f"{NAME}.web",
+            title=f"{TITLE} (full path, web API)",
+            runtime=platform.runtime,
+            figure="images/s",
+            value=web_ips,
+            unit="img/s",
+            baseline_figure="ultralytics predict in one process",
+            baseline=raw_web_ips,
+            ratio=web_ips / raw_web_ips,
+            target=TARGET,
+            met=web_ips / raw_web_ips >= 0.85,
+            details={**common, "full path wall s (median)": round(median(web_walls), 3)},
+            notes=(
+                "Wall time from the upload request to the client seeing `succeeded`: upload, "
+                "dispatch, the GPU service job, the reconciler's next pass, the client's poll."
+            ),
+        ),
+        outcome(
+            name=f"{NAME}.service",
+            title=f"{TITLE} (GPU service API)",
+            runtime=platform.runtime,
+            figure="images/s",
+            value=service_ips,
+            unit="img/s",
+            baseline_figure="ultralytics predict in one process",
+            baseline=raw_ips,
+            ratio=service_ips / raw_ips,
+            target=TARGET,
+            met=service_ips / raw_ips >= 0.85,
+            details={**common, "service wall s (median)": round(median(service_walls), 3)},
+        ),
+        outcome(
+            name=f"{NAME}.single",
+            title="One-image request on a warm model (GPU service API)",
+            runtime=platform.runtime,
+            figure="added latency p50",
+            value=ms(added),
+            unit="ms",
+            baseline_figure="raw predict of one image",
+            baseline=ms(median(raw_single)),
+            ratio=median(single_walls) / median(raw_single),
+            target="reported",
+            met=None,
+            details={
+                "one-image job wall p50 ms": ms(median(single_walls)),
+                "raw one-image predict p50 ms": ms(median(raw_single)),
+                "samples": options.single_repeats,
+            },
+        ),
+    ]

@@ -1,0 +1,129 @@
+"""Inputs several benchmarks share, made once per run on the platform's storage."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import data
+from bench.stack import Platform
+from tests.support.gpu_service import GpuServiceProcess
+
+_cache: dict[tuple[int, str], Any] = {}
+
+
+def registered_model(platform: Platform) -> tuple[str, Path]:
+    """An untrained yolov8n registered with the GPU service: (fingerprint, .pt path)."""
+    key = (id(platform), "model")
+    if key not in _cache:
+        path = data.checkpoint_write(path=platform.storage / "bench" / "yolov8n-untrained.pt")
+        response = platform.gpu().client.post("/v1/weights", json={"path": str(path)})
+        response.raise_for_status()
+        _cache[key] = (response.json()["fingerprint"], path)
+    return _cache[key]
+
+
+def infer_images(platform: Platform, *, count: int, size: int) -> list[Path]:
+    key = (id(platform), f"images-{count}-{size}")
+    if key not in _cache:
+        folder = platform.storage / "uploads" / "bench" / f"images-{count}-{size}"
+        _cache[key] = data.images_write(folder=folder, count=count, size=size)
+    return _cache[key]
+
+
+def dataset(platform: Platform, *, train: int, val: int, size: int) -> Path:
+    key = (id(platform), f"dataset-{train}-{val}-{size}")
+    if key not in _cache:
+        root = platform.storage / "datasets" / f"bench-{train}-{val}-{size}"
+        _cache[key] = data.dataset_write(root=root, train=train, val=val, size=size)
+    return _cache[key]
+
+
+def job_run(
+    service: GpuServiceProcess,
+    *,
+    body: dict[str, Any],
+    poll_s: float = 0.01,
+    timeout_s: float = 900,
+) -> tuple[dict[str, Any], float]:
+    """Submit a job and poll it to its end; (the finished job, wall seconds on this side)."""
+    started = time.perf_counter()
+    response = service.client.post("/v1/jobs", json=body)
+    response.raise_for_status()
+    job_id = response.json()["id"]
+    deadline = time.monotonic() + timeout_s
+    while True:
+        job = service.client.get(f"/v1/jobs/{job_id}").json()
+        if job["state"] in {"succeeded", "failed", "cancelled"}:
+            wall = time.perf_counter() - started
+            if job["state"] != "succeeded":
+                raise RuntimeError(f"job {job_id} {job['state']}: {job['error']}")
+            return job, wall
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"job {job_id} stuck in {job['state']}:\n{service.log_tail()}")
+        time.sleep(poll_s)
+
+
+def lanes_idle(service: GpuServiceProcess, *, timeout_s: float = 300) -> None:
+    """Wait until no job is queued or running, so the next measurement starts clean."""
+    service.wait_until(
+        lambda: (
+            not any(
+                job["state"] in {"queued", "running", "cancelling"}
+                for job in service.client.get("/v1/jobs", params={"limit": 1000}).json()["jobs"]
+            )
+        ),
+        timeout_s=timeout_s,
+        what="idle lanes",
+    )
+
+
+def web_serving_model(platform: Platform) -> str:
+    """The registered checkpoint imported through the web API and promoted to serving."""
+    key = (id(platform), "web-model")
+    if key not in _cache:
+        web = platform.web()
+        assert web.client is not None
+        _, path = registered_model(platform)
+        with path.open("rb") as fh:
+            imported = web.client.post(
+                "/api/v1/models/import/",
+                data={"name": "bench yolov8n (untrained)"},
+                files={"file": (path.name, fh, "application/octet-stream")},
+            )
+        imported.raise_for_status()
+        version = imported.json()["id"]
+        promoted = web.client.post(
+            f"/api/v1/models/{version}/stage/",
+            json={"stage": "serving", "reason": "benchmark"},
+        )
+        promoted.raise_for_status()
+        _cache[key] = version
+    return _cache[key]
+
+
+def web_infer(platform: Platform, *, images: list[Path], imgsz: int) -> tuple[dict, float]:
+    """One inference through the web API: upload, then poll until it ends."""
+    web = platform.web()
+    assert web.client is not None
+    started = time.perf_counter()
+    handles = [p.open("rb") for p in images]
+    try:
+        response = web.client.post(
+            "/api/v1/jobs/infer/",
+            data={"imgsz": str(imgsz)},
+            files=[
+                ("images", (p.name, fh, "image/jpeg"))
+                for p, fh in zip(images, handles, strict=True)
+            ],
+        )
+    finally:
+        for fh in handles:
+            fh.close()
+    response.raise_for_status()
+    job = web.wait_for_job(response.json()["id"], poll_s=0.02)
+    wall = time.perf_counter() - started
+    if job["state"] != "succeeded":
+        raise RuntimeError(f"web inference {job['id']} {job['state']}: {job.get('error')}")
+    return job, wall

@@ -1,0 +1,152 @@
+"""Every benchmark runs at its tiniest size against the real services (simulated runtime)
+and reports a well-formed result. Speed is never asserted here."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import admission, dataparallel, health, inference, polling, scheduling, training, upload
+from bench.options import ROOT, Options
+from bench.stack import Platform
+
+KEYS = {
+    "name", "title", "runtime", "skipped", "figure", "value", "unit", "baseline_figure",
+    "baseline", "ratio", "target", "met", "details", "notes",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+    from gpu_service.workloads.offline import make_ultralytics_silent
+
+    options = replace(Options().tiny(), workdir=tmp_path_factory.mktemp("bench"))
+    with Platform(options=options) as started:
+        make_ultralytics_silent(storage=started.storage)
+        yield started
+
+
+def _well_formed(result: dict[str, Any]) -> None:
+    assert set(result) >= KEYS
+    assert result["runtime"] == "simulated"
+    assert result["target"]
+    if result["skipped"]:
+        assert result["value"] is None
+        return
+    for key in ("value", "baseline", "ratio"):
+        assert isinstance(result[key], float), key
+        assert math.isfinite(result[key]), key
+    assert result["met"] in (True, False, None)
+    json.dumps(result)  # JSON as is
+
+
+def _run(module: Any, platform: Platform) -> list[dict[str, Any]]:
+    result = module.run(options=platform.options, platform=platform)
+    return result if isinstance(result, list) else [result]
+
+
+def test_admission_reports_client_and_journal_latencies(platform: Platform) -> None:
+    (result,) = _run(admission, platform)
+
+    _well_formed(result)
+    assert result["details"]["answers not yet running"] == 0
+    assert result["details"]["server (journal) p50 ms"] >= 0
+
+
+def test_scheduling_compares_the_trace_with_fifo(platform: Platform) -> None:
+    (result,) = _run(scheduling, platform)
+
+    _well_formed(result)
+    assert result["value"] >= 1.0  # nothing beats the lower bound
+    assert (
+        "FIFO (simulated) makespan s / ratio / busy / longest two-GPU wait s" in result["details"]
+    )
+
+
+def test_polling_compares_the_job_view_with_the_bare_view(platform: Platform) -> None:
+    (result,) = _run(polling, platform)
+
+    _well_formed(result)
+    assert result["details"]["real view"]["errors"] == 0
+    assert result["details"]["real view"]["requests"] > 0
+    assert result["details"]["bare view"]["requests"] > 0
+
+
+def test_upload_measures_a_dataset_the_web_app_accepts(platform: Platform) -> None:
+    (result,) = _run(upload, platform)
+
+    _well_formed(result)
+    assert result["details"]["dataset accepted"] is True
+    assert result["details"]["peak RSS MiB"] >= result["details"]["idle RSS MiB"]
+
+
+def test_dataparallel_says_why_it_is_skipped_without_two_gpus(platform: Platform) -> None:
+    (result,) = _run(dataparallel, platform)
+
+    _well_formed(result)
+    assert result["skipped"] is None or "CUDA" in result["skipped"]
+
+
+@pytest.mark.slow
+def test_inference_reports_both_paths_and_the_one_image_latency(platform: Platform) -> None:
+    results = _run(inference, platform)
+
+    assert [r["name"] for r in results] == [
+        "inference.web",
+        "inference.service",
+        "inference.single",
+    ]
+    for result in results:
+        _well_formed(result)
+    assert results[0]["value"] > 0
+    assert results[1]["value"] > 0
+
+
+@pytest.mark.slow
+def test_health_samples_healthz_idle_and_under_a_training(platform: Platform) -> None:
+    (result,) = _run(health, platform)
+
+    _well_formed(result)
+    assert result["details"]["samples per series"] == platform.options.health_samples
+
+
+@pytest.mark.slow
+def test_training_compares_a_carril_training_with_raw_ultralytics(platform: Platform) -> None:
+    (result,) = _run(training, platform)
+
+    _well_formed(result)
+    assert len(result["details"]["Carril runs s"]) == platform.options.train_repeats
+
+
+def test_the_command_line_writes_json_and_markdown_results(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "bench", "--tiny", "--only", "dataparallel",
+            "--out", str(tmp_path), "--workdir", str(tmp_path / "work"),
+        ],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    document = json.loads((tmp_path / "latest.json").read_text())
+    assert [r["name"] for r in document["results"]] == ["dataparallel"]
+    assert document["machine"]["gpu_service_runtime"] == "simulated"
+    assert "| 1 | DataParallel" in (tmp_path / "latest.md").read_text()
+
+
+def test_an_unknown_benchmark_name_is_refused() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--only", "nope"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+    assert done.returncode == 2
+    assert "unknown benchmark" in done.stderr
