@@ -63,7 +63,6 @@ class Reconciler:
 
     def run(self, *, once: bool = False) -> None:
         while not self._stop.is_set():
-            close_old_connections()
             try:
                 with gpu_client.client_build() as client:
                     outcome = reconcile_once(client=client)
@@ -78,3 +77,5 @@ class Reconciler:
             if once:
                 return
             self._stop.wait(self.interval_s)
+            # Between passes, like between requests: drop connections the database closed.
+            close_old_connections()
