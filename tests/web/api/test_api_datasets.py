@@ -58,3 +58,13 @@ def test_image_names_that_leave_the_dataset_folder_answer_404(owner, owner_api, 
         f"/api/v1/datasets/{dataset.id}/images/train/.hidden.png",
     ):
         assert owner_api.get(url).status_code == 404, url
+
+
+def test_a_dataset_a_running_job_uses_cannot_be_deleted(owner, owner_api):
+    from jobs.models import Job
+
+    dataset = dataset_uploaded(owner)
+    Job.objects.create(owner=owner, kind="train", state="running", dataset=dataset)
+    response = owner_api.delete(f"/api/v1/datasets/{dataset.id}/")
+    assert response.status_code == 409
+    assert dataset.path.is_dir()
