@@ -15,11 +15,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.pagination import paginated
+from api.pagination import Pages, paginated
 from api.serializers import DatasetCreateIn, DatasetOut, DatasetSampleOut
 
 
 class DatasetsView(APIView):
+    # Declared so the OpenAPI document describes the page envelope `paginated` returns.
+    pagination_class = Pages
     parser_classes = [MultiPartParser]
 
     @extend_schema(responses={200: DatasetOut(many=True)})

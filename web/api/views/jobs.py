@@ -23,7 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.pagination import paginated
+from api.pagination import Pages, paginated
 from api.serializers import (
     DetectionsOut,
     InferIn,
@@ -104,6 +104,9 @@ class InferView(APIView):
 
 
 class JobsView(APIView):
+    # Declared so the OpenAPI document describes the page envelope `paginated` returns.
+    pagination_class = Pages
+
     @extend_schema(
         parameters=[
             OpenApiParameter("state", str, enum=[s.value for s in JobState]),

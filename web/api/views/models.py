@@ -12,12 +12,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.pagination import paginated
+from api.pagination import Pages, paginated
 from api.permissions import IsAdministrator
 from api.serializers import ModelImportIn, ModelStageIn, ModelVersionDetailOut, ModelVersionOut
 
 
 class ModelsView(APIView):
+    # Declared so the OpenAPI document describes the page envelope `paginated` returns.
+    pagination_class = Pages
+
     @extend_schema(
         parameters=[OpenApiParameter("stage", str, enum=["candidate", "serving", "retired"])],
         responses={200: ModelVersionOut(many=True)},
