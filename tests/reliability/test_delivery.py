@@ -1,0 +1,100 @@
+"""Delivery from the web app to the GPU service survives the faults between them: the
+GPU service down at submit time, and the reconciler killed after the GPU service took a
+job but before the web row recorded it. Real processes on both sides."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.web_side import WebSide
+from tests.support.gpu_service import GpuServiceProcess
+
+QUICK = {"spec": {"seconds": 0.3, "step_s": 0.1}}
+
+
+@pytest.fixture
+def platform(tmp_path: Path):
+    storage = tmp_path / "storage"
+    gpu = GpuServiceProcess(storage=storage, gpus="1x24GiB")  # started by each test
+    web = WebSide(storage=storage, gpu=gpu).start()
+    yield web
+    web.stop()
+    gpu.stop()
+
+
+def _keys(web: WebSide) -> list[str]:
+    return [job["idempotency_key"] for job in web.journal_jobs().values()]
+
+
+def test_a_job_submitted_while_the_gpu_service_is_down_is_delivered_when_it_comes_back(
+    platform: WebSide,
+) -> None:
+    [job_id] = platform.jobs_create([QUICK])  # delivery on commit finds nobody listening
+
+    waiting = platform.web_jobs()[job_id]
+    assert waiting["state"] == "submitted"
+    assert waiting["gpu_job_id"] == ""
+    assert waiting["dispatch_attempts"] == 1
+
+    platform.gpu.start()
+    platform.reconciler_start()
+    platform.wait_until(
+        lambda: platform.web_jobs()[job_id]["state"] == "succeeded",
+        timeout_s=90,
+        what="the job to be delivered and to succeed",
+    )
+    assert _keys(platform) == [job_id]
+
+
+KILL_AFTER_SUBMIT = """
+import os, signal
+import gpu_client
+from django.contrib.auth.models import User
+from jobs.models import Job
+from jobs.reconciler import reconcile_once
+
+owner = User.objects.get_or_create(username="reliability")[0]
+job = Job.objects.create(owner=owner, kind="diagnostic", spec={spec}, gpus=1)
+print(job.id, flush=True)
+real_submit = gpu_client.GpuClient.job_submit
+
+def submit_then_die(self, **kwargs):
+    real_submit(self, **kwargs)  # the GPU service has the job now...
+    os.kill(os.getpid(), signal.SIGKILL)  # ...and the reconciler dies before recording it
+
+gpu_client.GpuClient.job_submit = submit_then_die
+with gpu_client.client_build() as client:
+    reconcile_once(client=client)
+"""
+
+
+def test_a_reconciler_killed_between_dispatch_and_recording_leaves_exactly_one_gpu_job(
+    platform: WebSide,
+) -> None:
+    platform.gpu.start()
+    died = platform.script(KILL_AFTER_SUBMIT.format(spec=QUICK["spec"]))
+    assert died.returncode == -signal.SIGKILL, died.stderr
+    job_id = died.stdout.split()[0]
+
+    row = platform.web_jobs()[job_id]
+    assert row["state"] == "submitted"
+    assert row["gpu_job_id"] == ""  # never recorded
+    assert row["claimed_until"] is not None  # the dead reconciler's claim
+    assert _keys(platform) == [job_id]  # but the GPU service has it
+
+    # The claim lapses after 30 s; move its end into the past instead of waiting.
+    platform.web_execute("UPDATE jobs_job SET claimed_until = '2000-01-01 00:00:00'")
+    platform.reconcile_once()
+    platform.reconciler_start()
+    platform.wait_until(
+        lambda: platform.web_jobs()[job_id]["state"] == "succeeded",
+        timeout_s=90,
+        what="the job to be recorded and to succeed",
+    )
+
+    [gpu_job] = platform.journal_jobs().values()  # still exactly one
+    assert gpu_job["idempotency_key"] == job_id
+    assert platform.web_jobs()[job_id]["gpu_job_id"] == gpu_job["id"]
