@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from gpu_service.admission import Admission, Request
 from gpu_service.api.schemas import JobSubmit
-from gpu_service.errors import CarrilError, Conflict, ValidationFailed
+from gpu_service.errors import CarrilError, Conflict, ValidationFailed, WorkerCrashed
 from gpu_service.journal import ACTIVE, TERMINAL, Job, JobState, Journal
 from gpu_service.metrics import ServiceMetrics
 from gpu_service.recovery import journal_recover
@@ -236,6 +236,10 @@ class Scheduler:
 
     def _job_ended(self, outcome: Outcome) -> None:
         job = self.journal.job_get(job_id=outcome.job_id)
+        if self._resume_after_crash(job=job, outcome=outcome):
+            self.admission.release(job_id=job.id)
+            self.pump()
+            return
         if outcome.state == "succeeded":
             self.journal.job_succeed(job_id=job.id, result=outcome.result or {})
         elif outcome.state == "cancelled":
@@ -247,6 +251,26 @@ class Scheduler:
         run = time.time() - job.started_at if job.started_at else None
         self.metrics.job_ended(kind=job.kind, outcome=outcome.state, run_seconds=run)
         self.pump()
+
+    def _resume_after_crash(self, *, job: Job, outcome: Outcome) -> bool:
+        """A killed worker is infrastructure failing, not the job: a kind that can resume
+        (training, from its last checkpoint) goes back to the queue with attempt + 1,
+        within the same bound as a restart of the service. Others fail WORKER_CRASHED."""
+        if outcome.state != "failed" or not isinstance(outcome.error, WorkerCrashed):
+            return False
+        kind = self.kinds.get(job.kind)
+        if kind is None or not kind.resumable or job.attempt >= self.settings.max_attempts:
+            return False
+        if not self.journal.job_requeue(job_id=job.id):
+            return False
+        log.warning(
+            "job %s: worker crashed (%s); resuming as attempt %s of %s",
+            job.id,
+            outcome.error.details,
+            job.attempt + 1,
+            self.settings.max_attempts,
+        )
+        return True
 
     def _worker_restarted(self, gpu: int) -> None:
         self.metrics.worker_restarts.labels(gpu=str(gpu)).inc()

@@ -166,7 +166,9 @@ class WorkerJobContext:
             raise CudaOOM(
                 "CUDA out of memory (simulated)", details={"step": step, "simulated": True}
             )
-        if self._faults.get("crash_at_step") == step:
+        # A resumed attempt passes the same step again; crashing it too would only
+        # exhaust the attempts, so the simulated crash belongs to the first attempt.
+        if self._faults.get("crash_at_step") == step and self.attempt == 1:
             self.logger.warning("simulated crash (%s) at step %s", self._faults, step)
             crash(mode=self._faults.get("crash_mode", "exit"))
 

@@ -116,3 +116,44 @@ def test_old_finished_records_are_pruned(make):
     scheduler.journal.job_cancel_queued(job_id=fresh.id)
     assert scheduler.prune() == 1
     assert [j.id for j in scheduler.journal.jobs_list()] == [fresh.id]
+
+
+def crashed(job_id: str):
+    from gpu_service.errors import WorkerCrashed
+    from gpu_service.supervisor import Outcome
+
+    return Outcome(job_id=job_id, state="failed", error=WorkerCrashed(details={"exitcode": -9}))
+
+
+def test_a_resumable_job_whose_worker_is_killed_resumes_until_its_attempts_run_out(
+    make, monkeypatch
+):
+    import dataclasses
+
+    resumable = dataclasses.replace(DIAGNOSTIC, resumable=True)
+    scheduler = make(kinds={"diagnostic": resumable}, max_attempts=3)
+    started: list[int] = []
+    monkeypatch.setattr(
+        scheduler.supervisor, "job_start", lambda *, job, gpu_ids, kind: started.append(job.attempt)
+    )
+    job, _ = scheduler.submit(body=JobSubmit(kind="diagnostic"), request_id=None)
+    for _ in range(2):
+        scheduler._job_ended(crashed(job.id))
+    assert started == [1, 2, 3]
+    assert scheduler.journal.job_get(job_id=job.id).state is JobState.RUNNING
+
+    scheduler._job_ended(crashed(job.id))
+    final = scheduler.journal.job_get(job_id=job.id)
+    assert final.state is JobState.FAILED
+    assert final.error["code"] == "WORKER_CRASHED"
+    assert all(not lane.holders for lane in scheduler.admission.lanes.values())
+
+
+def test_a_job_that_cannot_resume_fails_when_its_worker_is_killed(make, monkeypatch):
+    scheduler = make()
+    monkeypatch.setattr(scheduler.supervisor, "job_start", lambda **_: None)
+    job, _ = scheduler.submit(body=JobSubmit(kind="diagnostic"), request_id=None)
+    scheduler._job_ended(crashed(job.id))
+    final = scheduler.journal.job_get(job_id=job.id)
+    assert (final.state, final.attempt) == (JobState.FAILED, 1)
+    assert final.error["code"] == "WORKER_CRASHED"
