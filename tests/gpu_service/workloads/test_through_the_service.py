@@ -125,3 +125,33 @@ def test_a_training_interrupted_by_a_restart_resumes_from_its_checkpoint(
     # Resumed, not restarted: every epoch was recorded exactly once.
     assert [e["epoch"] for e in done["metrics"]["epochs"]] == [1, 2, 3]
     assert done["result"]["seeds"][0]["epochs_run"] == 3
+
+
+def _training_worker_pid(storage: Path, job_id: str) -> int:
+    import sqlite3
+
+    with sqlite3.connect(storage / "journal.sqlite3") as db:
+        row = db.execute("SELECT pid FROM workers WHERE job_id = ?", (job_id,)).fetchone()
+    assert row is not None, "the journal records no worker for the running job"
+    return int(row[0])
+
+
+def test_a_training_whose_worker_is_killed_resumes_from_its_checkpoint(
+    service: GpuServiceProcess, shapes_dataset: Path, storage: Path
+) -> None:
+    import os
+
+    job = service.submit(kind="train", spec=_train_spec(epochs=3, seeds=[1]))
+    service.wait_until(
+        lambda: len(service.job(job["id"])["metrics"].get("epochs", [])) >= 1,
+        timeout_s=180,
+        what="the first epoch",
+    )
+
+    os.kill(_training_worker_pid(storage, job["id"]), signal.SIGKILL)  # the service lives on
+    done = service.wait_for(job["id"], timeout_s=300)
+
+    assert done["state"] == "succeeded", done["error"]
+    assert done["attempt"] == 2
+    assert [e["epoch"] for e in done["metrics"]["epochs"]] == [1, 2, 3]
+    assert service.client.get("/healthz").status_code == 200
