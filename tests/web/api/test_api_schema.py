@@ -35,3 +35,13 @@ def test_docs_api_errors_lists_every_code_in_the_catalogue():
     text = (ROOT / "docs" / "api-errors.md").read_text()
     for code in [*CATALOGUE, *JOB_ERROR_CODES]:
         assert f"`{code}`" in text, code
+
+
+def test_the_schema_generates_and_validates_without_warnings(tmp_path):
+    from django.core.management import call_command
+
+    call_command(
+        "spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml")
+    )
+    schema = yaml.safe_load((tmp_path / "schema.yaml").read_text())
+    assert "tokenAuth" in schema["components"]["securitySchemes"]
