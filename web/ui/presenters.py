@@ -186,10 +186,9 @@ def _num(value: Any) -> float | None:
 
 
 def fitness(*, map50: float | None, map50_95: float | None) -> float | None:
-    """Ultralytics' default fitness, the selection metric the training uses."""
-    if map50 is None or map50_95 is None:
-        return None
-    return 0.1 * map50 + 0.9 * map50_95
+    """The selection metric the training uses when a record carries none: validation
+    mAP50-95, which is ultralytics 8.4's detection fitness (ADR 0010)."""
+    return map50_95
 
 
 def _seed_row(record: dict[str, Any]) -> dict[str, Any]:

@@ -166,7 +166,7 @@ def finished_training(owner: User, dataset: Dataset) -> Job:
         result={
             "weights": {"fingerprint": "f" * 64},
             "best_seed": 7,
-            "fitness_metric": "0.1*mAP50 + 0.9*mAP50-95",
+            "fitness_metric": "mAP50-95",
             "seeds": [
                 {"seed": 42, "fitness": 0.12, "metrics": {"mAP50": 0.2, "mAP50-95": 0.11}},
                 {"seed": 7, "fitness": 0.31, "metrics": {"mAP50": 0.4, "mAP50-95": 0.3}},

@@ -226,7 +226,7 @@ def test_a_finished_training_marks_the_best_seed_and_links_its_model_version(
     assert best is not None
     assert best.group(1) == "7"
     assert 'data-testid="model-version-link"' in html
-    assert "fitness = 0.1·mAP50 + 0.9·mAP50-95" in html
+    assert "best by validation mAP50-95" in html
     assert 'data-testid="job-cancel"' not in html
 
 
