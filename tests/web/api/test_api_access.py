@@ -66,3 +66,17 @@ def test_another_users_dataset_answers_404(suffix, owner, other_api):
     response = other_api.get(f"/api/v1/datasets/{dataset.id}/{suffix}")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_a_browser_session_needs_the_csrf_token_to_change_anything(owner):
+    from jobs.models import Job
+    from rest_framework.test import APIClient
+
+    job = Job.objects.create(owner=owner, kind="train", state="submitted")
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(owner)
+    assert client.get(f"/api/v1/jobs/{job.id}/").status_code == 200
+    response = client.post(f"/api/v1/jobs/{job.id}/cancel/")
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "FORBIDDEN"
+    assert Job.objects.get(id=job.id).state == "submitted"
