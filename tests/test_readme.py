@@ -6,7 +6,17 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ["gpu_service", "web", "bench", "carril_run.py", "deploy"]
+SOURCES = [
+    "gpu_service",
+    "web",
+    "bench",
+    "carril_run.py",
+    "deploy",
+    "docker-compose.yml",
+    "docker-compose.simulated.yml",
+    "Dockerfile.web",
+    "Dockerfile.gpu",
+]
 VARIABLE = re.compile(r"\b(CARRIL_[A-Z0-9_]+|DATABASE_URL)\b")
 # Variables that only tests set, to steer the test harness itself.
 TEST_ONLY = {"CARRIL_REQUIRE_BROWSER"}
