@@ -36,7 +36,7 @@ class Options:
     images: int = 32
     imgsz: int = 320
     batch: int = 16
-    repeats: int = 3
+    repeats: int = 5
     single_repeats: int = 10
     # 3. admission overhead
     admission_samples: int = 30
