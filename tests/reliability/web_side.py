@@ -33,6 +33,7 @@ class WebSide:
     storage: Path
     gpu: GpuServiceProcess
     reconcile_interval_s: float = 0.3
+    extra_env: dict[str, str] = field(default_factory=dict)
     reconciler: subprocess.Popen[bytes] | None = None
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
@@ -54,6 +55,7 @@ class WebSide:
             "CARRIL_LOG_LEVEL": "INFO",
             "DJANGO_SETTINGS_MODULE": "carril_web.settings",
             "PYTHONPATH": f"{ROOT}{os.pathsep}{WEB}",
+            **self.extra_env,
         }
 
     def start(self) -> WebSide:

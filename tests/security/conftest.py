@@ -25,6 +25,12 @@ owner, other, admin, staff = web.owner, web.other, web.admin, web.staff
 fake_gpu = web.fake_gpu
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:
+    # Four users per test, hundreds of tests: PBKDF2 would dominate the run time.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @dataclass
 class World:
     owner: User
