@@ -46,6 +46,10 @@ def storage_root() -> Path:
     return Path(os.environ.get("CARRIL_STORAGE", "./var")).expanduser().resolve()
 
 
+# Values from examples and templates (.env.example says `changethis`): never a secret.
+PLACEHOLDER_SECRETS = frozenset({"", "changethis", "change-me", "changeme", "secret", "token"})
+
+
 def secret_from_env_or_file(*, env_name: str, path: Path, production: bool) -> str:
     """The secret from the environment; in dev, generated once into `path`.
 
@@ -53,10 +57,12 @@ def secret_from_env_or_file(*, env_name: str, path: Path, production: bool) -> s
     winner's file instead of writing its own.
     """
     value = os.environ.get(env_name, "").strip()
+    if production and value.lower() in PLACEHOLDER_SECRETS:
+        raise ImproperlyConfigured(
+            f"{env_name} must be set to a real secret when CARRIL_ENV=production"
+        )
     if value:
         return value
-    if production:
-        raise ImproperlyConfigured(f"{env_name} must be set when CARRIL_ENV=production")
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -13,6 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from carril_web.env import (
+    PLACEHOLDER_SECRETS,
     env_float,
     env_int,
     env_list,
@@ -48,8 +49,10 @@ CSRF_TRUSTED_ORIGINS = env_list("CARRIL_CSRF_TRUSTED_ORIGINS", default=[])
 # GPU service writes in dev), so the web app may start before the GPU service.
 CARRIL_GPU_SERVICE_URL = env_str("CARRIL_GPU_SERVICE_URL", default="http://127.0.0.1:8001")
 CARRIL_GPU_SERVICE_TIMEOUT_S = env_float("CARRIL_GPU_SERVICE_TIMEOUT_S", default=5.0)
-if PRODUCTION and not env_str("CARRIL_GPU_SERVICE_TOKEN", default=""):
-    raise ImproperlyConfigured("CARRIL_GPU_SERVICE_TOKEN must be set when CARRIL_ENV=production")
+if PRODUCTION and env_str("CARRIL_GPU_SERVICE_TOKEN", default="").lower() in PLACEHOLDER_SECRETS:
+    raise ImproperlyConfigured(
+        "CARRIL_GPU_SERVICE_TOKEN must be set to a real secret when CARRIL_ENV=production"
+    )
 
 # Upload and dataset caps.
 CARRIL_UPLOAD_MAX_BYTES = env_int("CARRIL_UPLOAD_MAX_BYTES", default=2 * 1024**3)
@@ -205,6 +208,8 @@ LOGGING = {
         "json": {
             "()": "pythonjsonlogger.json.JsonFormatter",
             "fmt": "%(asctime)s %(levelname)s %(name)s %(request_id)s %(message)s",
+            # The same field names as the GPU service's lines, so one query reads both.
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
     },
     "handlers": {
