@@ -3,7 +3,6 @@ defaults. Each case starts a fresh interpreter, as a deployment would."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -64,35 +63,6 @@ def test_production_refuses_the_placeholder_secrets_of_the_env_example(tmp_path)
     )
     assert token.returncode != 0
     assert "CARRIL_GPU_SERVICE_TOKEN must be set to a real secret" in token.stderr
-
-
-def test_json_logs_use_the_same_field_names_as_the_gpu_service(tmp_path):
-    script = (
-        "import django, logging; django.setup(); "
-        "handler = logging.getLogger().handlers[0]; "
-        "record = logging.LogRecord('carril.x', logging.INFO, 'x.py', 1, 'hello', None, None); "
-        "record.request_id = 'r-1'; "
-        "print(handler.formatter.format(record))"
-    )
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("CARRIL_")}
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT / "web",
-        env={
-            **clean,
-            "DJANGO_SETTINGS_MODULE": "carril_web.settings",
-            "CARRIL_STORAGE": str(tmp_path),
-            "CARRIL_LOG_FORMAT": "json",
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    line = json.loads(result.stdout.strip().splitlines()[-1])
-    assert {"time", "level", "logger", "message", "request_id"} <= set(line)
-    assert (line["level"], line["logger"], line["request_id"]) == ("INFO", "carril.x", "r-1")
 
 
 def test_production_sets_secure_cookies_and_no_debug(tmp_path):

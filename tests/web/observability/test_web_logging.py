@@ -40,4 +40,6 @@ def test_json_logs_carry_the_request_id(tmp_path):
     assert outside["request_id"] == "-"
     not_found = next(line for line in lines if "Not Found" in line["message"])
     assert not_found["request_id"] == "req-42"
-    assert not_found["levelname"] == "WARNING"
+    # The same field names as the GPU service's JSON lines, so one query reads both.
+    assert not_found["level"] == "WARNING"
+    assert {"time", "level", "logger", "message", "request_id"} <= set(not_found)
