@@ -1,6 +1,6 @@
 # Carril: `make run` starts the platform, `make test` runs the whole suite.
 SHELL := /bin/bash
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
