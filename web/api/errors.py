@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from carril_web import errors
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFilesSent
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -35,6 +35,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = errors.NotFound()
     elif isinstance(exc, PermissionDenied):
         exc = errors.Forbidden()
+    elif isinstance(exc, RequestDataTooBig | TooManyFilesSent):
+        # Django raises these while DRF reads the body; unhandled, they become an HTML 400.
+        exc = errors.PayloadTooLarge(str(exc) or None)
     if isinstance(exc, errors.CarrilWebError):
         set_rollback()
         return Response(
