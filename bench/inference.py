@@ -128,8 +128,9 @@ def run(*, options: Options, platform: Platform) -> list[dict[str, Any]]:
             met=web_ips / raw_web_ips >= 0.85,
             details={**common, "full path wall s (median)": round(median(web_walls), 3)},
             notes=(
-                "Wall time from the upload request to the client seeing `succeeded`: upload, "
-                "dispatch, the GPU service job, the reconciler's next pass, the client's poll."
+                "Wall time from the upload request to the client seeing `succeeded` (polling "
+                "every 100 ms): upload, dispatch, the GPU service job, the reconciler's next "
+                "pass, the client's poll."
             ),
         ),
         outcome(
@@ -151,7 +152,7 @@ def run(*, options: Options, platform: Platform) -> list[dict[str, Any]]:
                 "worker's predict-only images/s (median)": round(median(worker_ips), 3),
             },
             notes=(
-                "Wall time from submit to the client seeing `succeeded` (polling every 10 ms). "
+                "Wall time from just before the submit to the journal's `finished_at`. "
                 "The worker's predict-only rate shows how much of the gap is predict itself "
                 "and how much the job around it (annotated copies, results.json, progress, "
                 "IPC, HTTP)."
