@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from jobs.models import Job
 from jobs.reconciler import reconcile_once
 from jobs.services import job_cancel, job_dispatch
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="web/jobs/services.py: when a job is cancelled while being delivered, job_dispatch "
-    "records cancel_pending and tries once; if the GPU service is unreachable then, nothing "
-    "retries, because job_refresh_many only walks active rows and this one is already "
-    "cancelled. The GPU job runs to the end while the web says cancelled.",
-)
 def test_a_cancel_that_races_delivery_reaches_the_gpu_service_even_if_it_was_down(
     owner, fake_gpu
 ) -> None:

@@ -422,6 +422,15 @@ def job_refresh_many(*, client: gpu_client.GpuClient, batch_size: int = 500) -> 
         for local, _, cancel_pending in chunk:
             if cancel_pending:
                 _cancel_remote(job_id=local, client=client)
+    # A job cancelled while it was being delivered is `cancelled` here already, but the
+    # GPU service may not have heard: keep telling it until it has.
+    stranded = (
+        Job.objects.filter(state=JobState.CANCELLED, cancel_pending=True)
+        .exclude(gpu_job_id="")
+        .values_list("id", flat=True)
+    )
+    for local in list(stranded):
+        _cancel_remote(job_id=local, client=client)
     return changed
 
 
