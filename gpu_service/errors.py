@@ -47,6 +47,13 @@ class Unauthorized(CarrilError):
     status = 401
 
 
+class MethodNotAllowed(CarrilError):
+    """This endpoint does not take that HTTP method."""
+
+    code = "METHOD_NOT_ALLOWED"
+    status = 405
+
+
 class ResourceUnavailable(CarrilError):
     """This request can never be met by the GPUs this service has."""
 
@@ -118,6 +125,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
         ValidationFailed,
         NotFound,
         Unauthorized,
+        MethodNotAllowed,
         ResourceUnavailable,
         Conflict,
         CudaOOM,

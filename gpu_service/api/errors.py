@@ -14,7 +14,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from gpu_service.errors import CarrilError, NotFound, Unauthorized, ValidationFailed
+from gpu_service.errors import (
+    CarrilError,
+    MethodNotAllowed,
+    NotFound,
+    Unauthorized,
+    ValidationFailed,
+)
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +49,18 @@ async def _carril(request: Request, exc: CarrilError) -> JSONResponse:
 
 
 async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    # Starlette raises these before a route runs; map them onto the catalogue.
     if exc.status_code == 404:
         return envelope(NotFound(f"no route {request.url.path}"))
-    error = CarrilError(str(exc.detail))
-    error.code, error.status = "HTTP_ERROR", exc.status_code
+    if exc.status_code == 401:
+        error: CarrilError = Unauthorized()
+    elif exc.status_code == 405:
+        error = MethodNotAllowed(f"{request.method} is not allowed here")
+    elif 400 <= exc.status_code < 500:
+        error = ValidationFailed(f"the request could not be read: {exc.detail}")
+    else:
+        error = CarrilError(str(exc.detail))
+    error.status = exc.status_code
     return envelope(error, headers=getattr(exc, "headers", None))
 
 

@@ -88,12 +88,6 @@ def test_a_twenty_megabyte_spec_is_refused_and_the_service_stays_up(service) -> 
     assert service.client.get("/healthz").status_code == 200
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gpu_service/api/errors.py::_http answers Starlette's HTTPException (a body too "
-    "deeply nested to parse: 400; a wrong method: 405) with code HTTP_ERROR, which is not "
-    "in gpu_service.errors.CATALOGUE",
-)
 @pytest.mark.parametrize(
     ("method", "path", "content"),
     [
