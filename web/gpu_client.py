@@ -22,6 +22,10 @@ from observability.request_id import request_id_get
 JobRecord = dict[str, Any]  # the GPU service's JobPublic, as JSON
 
 
+# Below gunicorn's worker timeout (120 s), which would otherwise kill the request first.
+WEIGHTS_IMPORT_TIMEOUT_S = 100.0
+
+
 class GpuServiceRefused(Exception):
     """The GPU service refused the request (4xx)."""
 
@@ -117,7 +121,11 @@ class GpuClient:
         return self._request("GET", "/v1/gpus").json()
 
     def weights_import(self, *, path: Path) -> dict[str, Any]:
-        return self._request("POST", "/v1/weights", json={"path": str(path)}).json()
+        # The GPU service checks the file in a fresh process that imports torch and
+        # hashes the whole file: seconds, not the milliseconds of the other calls.
+        return self._request(
+            "POST", "/v1/weights", json={"path": str(path)}, timeout=WEIGHTS_IMPORT_TIMEOUT_S
+        ).json()
 
     def weights_get(self, *, fingerprint: str) -> dict[str, Any]:
         return self._request("GET", f"/v1/weights/{fingerprint}").json()
