@@ -33,7 +33,9 @@ def chromium_path() -> Path:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+# Module scope: playwright's sync API keeps an event loop running in this thread until it
+# stops, and tests after the browser module that call asyncio.run() must not find one.
+@pytest.fixture(scope="module")
 def browser(chromium_path: Path) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
