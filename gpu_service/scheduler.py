@@ -223,16 +223,36 @@ class Scheduler:
             max(0.0, time.time() - job.submitted_at)
         )
         log.info("job %s admitted on GPUs %s (attempt %s)", job.id, gpu_ids, job.attempt)
+        # The job is recorded running and its lanes are held: that is the admission. The
+        # worker process starts on the loop's next turn, after the submit has answered,
+        # because a spawn costs more than the rest of the request. Still on the loop's
+        # thread, which PR_SET_PDEATHSIG needs.
         try:
-            self.supervisor.job_start(
-                job=self.journal.job_get(job_id=job.id), gpu_ids=gpu_ids, kind=kind
-            )
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (start-up paths in tests): start it now
+            self._worker_start(job_id=job.id, gpu_ids=gpu_ids, kind=kind)
+        else:
+            loop.call_soon(self._worker_start_deferred, job.id, gpu_ids, kind)
+
+    def _worker_start_deferred(self, job_id: str, gpu_ids: list[int], kind: Kind) -> None:
+        if self.supervisor.closing:
+            return  # still running in the journal: the next start-up's recovery resolves it
+        self._worker_start(job_id=job_id, gpu_ids=gpu_ids, kind=kind)
+
+    def _worker_start(self, *, job_id: str, gpu_ids: list[int], kind: Kind) -> None:
+        job = self.journal.job_get(job_id=job_id)
+        if job.state is not JobState.RUNNING:
+            # Cancelled between admission and this turn of the loop: nothing ran.
+            self._job_ended(Outcome(job_id=job_id, state="cancelled"))
+            return
+        try:
+            self.supervisor.job_start(job=job, gpu_ids=gpu_ids, kind=kind)
         except Exception as exc:
-            log.exception("could not start a worker for job %s", job.id)
+            log.exception("could not start a worker for job %s", job_id)
             self.journal.job_fail(
-                job_id=job.id, error=CarrilError(f"could not start a worker: {exc}")
+                job_id=job_id, error=CarrilError(f"could not start a worker: {exc}")
             )
-            self.admission.release(job_id=job.id)
+            self.admission.release(job_id=job_id)
 
     def _job_ended(self, outcome: Outcome) -> None:
         job = self.journal.job_get(job_id=outcome.job_id)

@@ -125,6 +125,10 @@ class Supervisor:
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
 
+    @property
+    def closing(self) -> bool:
+        return self._closing
+
     # ---- starting -------------------------------------------------------------------
 
     def job_start(self, *, job: Job, gpu_ids: list[int], kind: Kind) -> None:
@@ -190,6 +194,8 @@ class Supervisor:
             runtime=self._runtime.name,
             parent_pid=os.getpid(),
             log_level=self._settings.log_level.upper(),
+            nice=self._settings.worker_nice,
+            threads=self._settings.worker_threads if self._runtime.name == "simulated" else 0,
         )
         parent_conn, child_conn = self._mp.Pipe(duplex=True)
         stop_raw = self._mp.RawValue("b", 0)

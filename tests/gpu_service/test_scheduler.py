@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -157,3 +158,49 @@ def test_a_job_that_cannot_resume_fails_when_its_worker_is_killed(make, monkeypa
     final = scheduler.journal.job_get(job_id=job.id)
     assert (final.state, final.attempt) == (JobState.FAILED, 1)
     assert final.error["code"] == "WORKER_CRASHED"
+
+
+async def _with_started(scheduler, steps):
+    await scheduler.start()
+    try:
+        return await steps()
+    finally:
+        await scheduler.stop()
+
+
+def test_a_submit_for_a_free_lane_answers_running_and_starts_the_worker_after(make):
+    scheduler = make()
+
+    async def steps():
+        body = JobSubmit(kind="diagnostic", spec={"seconds": 0, "step_s": 0.05})
+        job, created = scheduler.submit(body=body, request_id=None)
+        # Recorded running with its lane held, before any process exists.
+        assert created
+        assert job.state is JobState.RUNNING
+        assert scheduler.admission.holding(job_id=job.id) == job.gpu_ids
+        assert scheduler.supervisor.job_pid(job_id=job.id) is None
+        await asyncio.sleep(0)
+        assert scheduler.supervisor.job_pid(job_id=job.id) is not None
+        for _ in range(600):
+            if scheduler.journal.job_get(job_id=job.id).state is JobState.SUCCEEDED:
+                break
+            await asyncio.sleep(0.1)
+        return scheduler.journal.job_get(job_id=job.id)
+
+    assert asyncio.run(_with_started(scheduler, steps)).state is JobState.SUCCEEDED
+
+
+def test_a_job_cancelled_before_its_worker_starts_ends_cancelled_without_a_worker(make):
+    scheduler = make()
+
+    async def steps():
+        body = JobSubmit(kind="diagnostic", spec={"seconds": 30, "step_s": 0.05})
+        job, _ = scheduler.submit(body=body, request_id=None)
+        assert scheduler.cancel(job_id=job.id).state is JobState.CANCELLING
+        await asyncio.sleep(0)
+        assert scheduler.supervisor.job_pid(job_id=job.id) is None
+        return scheduler.journal.job_get(job_id=job.id)
+
+    ended = asyncio.run(_with_started(scheduler, steps))
+    assert ended.state is JobState.CANCELLED
+    assert scheduler.admission.holding(job_id=ended.id) == []
