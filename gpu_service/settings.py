@@ -41,6 +41,10 @@ class Settings(BaseSettings):
     max_attempts: int = Field(3, ge=1)
     journal_retention_days: float = Field(30.0, gt=0)
     infer_cache_size: int = Field(2, ge=1)
+    # Workers run at this niceness (0-19) so the API is scheduled before their compute.
+    worker_nice: int = Field(10, ge=0, le=19)
+    # torch threads per worker under the simulated runtime (0: torch's default).
+    worker_threads: int = Field(0, ge=0)
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = "text"
 

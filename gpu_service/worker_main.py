@@ -39,6 +39,8 @@ class WorkerBoot:
     runtime: str
     parent_pid: int
     log_level: str = "INFO"
+    nice: int = 0  # added to the inherited niceness at start
+    threads: int = 0  # torch intra-op threads; 0 leaves torch's default
 
 
 @dataclass
@@ -243,6 +245,7 @@ def worker_entry(boot: WorkerBoot, conn: Connection, stop_raw: Any, first: JobOr
     os.setsid()  # its own process group: cancel signals reach everything it starts
     die_with_parent(parent_pid=boot.parent_pid)
     os.environ.update(boot.env)
+    _yield_cpu(boot=boot)
     stop = StopFlag(stop_raw)
     if boot.style == "fresh":
         assert first is not None
@@ -254,6 +257,19 @@ def worker_entry(boot: WorkerBoot, conn: Connection, stop_raw: Any, first: JobOr
         except (EOFError, OSError):
             _exit(conn, code=0)
         run_order(order=order, boot=boot, conn=conn, stop=stop)
+
+
+def _yield_cpu(*, boot: WorkerBoot) -> None:
+    """Let the API process come first: a busy worker (on the CPU under the simulated
+    runtime, or feeding a GPU) must not make /healthz and submits wait for a core."""
+    if boot.nice:
+        with contextlib.suppress(OSError):
+            os.nice(boot.nice)
+    if boot.threads:
+        # Read by torch when it is first imported; set_num_threads for when it already is.
+        os.environ["OMP_NUM_THREADS"] = str(boot.threads)
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(boot.threads)
 
 
 def _exit(conn: Connection, *, code: int) -> None:

@@ -165,3 +165,22 @@ def test_orphans_from_a_previous_run_are_stopped_but_strangers_are_not(tmp_path,
             if process.poll() is None:
                 os.kill(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def test_a_worker_runs_at_a_lower_cpu_priority_than_the_service(tmp_path, journal):
+    async def steps(supervisor, outcomes):
+        job = queued_and_started(journal, seconds=3.0)
+        supervisor.job_start(job=job, gpu_ids=[0], kind=DIAGNOSTIC)
+        worker = psutil.Process(supervisor.job_pid(job_id=job.id))
+        niceness = worker.nice()
+        for _ in range(100):  # the child lowers its own priority as it starts
+            niceness = worker.nice()
+            if niceness != psutil.Process().nice():
+                break
+            await asyncio.sleep(0.1)
+        supervisor.job_cancel(job_id=job.id)
+        await next_outcome(outcomes)
+        return niceness
+
+    niceness, _ = asyncio.run(run_jobs(tmp_path, journal, steps))
+    assert niceness == min(19, psutil.Process().nice() + 10)
