@@ -220,3 +220,11 @@ def run_on_commit(
 ) -> Callable[..., Any]:
     """`with run_on_commit(): ...` runs transaction.on_commit callbacks, as in production."""
     return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+@pytest.fixture(autouse=True)
+def _tokens_forgotten() -> None:
+    """Each test starts with no token remembered from another test's database."""
+    from accounts.authentication import token_cache_forget
+
+    token_cache_forget()

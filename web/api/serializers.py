@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from django.urls import reverse
 from jobs.models import Job, JobKind
@@ -220,11 +221,20 @@ class JobOut(serializers.Serializer):
         }
 
 
-def artifact_url(*, job: Job, absolute: str | None) -> str | None:
+# What Django's reverse() leaves unquoted in a path argument; artifact URLs are built
+# from a per-job prefix instead of one reverse() per image, and must read the same.
+_PATH_SAFE = "!$&'()*+,;=/~:@"
+
+
+def _artifact_prefix(*, job: Job) -> str:
+    return reverse("api:job-artifact", kwargs={"job_id": job.id, "relpath": "-"})[:-1]
+
+
+def artifact_url(*, job: Job, absolute: str | None, prefix: str | None = None) -> str | None:
     rel = job_artifact_relpath(job=job, absolute=absolute)
     if rel is None:
         return None
-    return reverse("api:job-artifact", kwargs={"job_id": job.id, "relpath": rel})
+    return (prefix or _artifact_prefix(job=job)) + quote(rel, safe=_PATH_SAFE)
 
 
 def job_result_public(*, job: Job) -> dict[str, Any] | None:
@@ -232,26 +242,34 @@ def job_result_public(*, job: Job) -> dict[str, Any] | None:
     if job.result is None:
         return None
     result = dict(job.result)
+    prefix = _artifact_prefix(job=job)
     if job.kind == JobKind.INFER:
-        result["results_url"] = artifact_url(job=job, absolute=result.pop("results_path", None))
+        result["results_url"] = artifact_url(
+            job=job, absolute=result.pop("results_path", None), prefix=prefix
+        )
         result["images"] = [
-            _detections_public(job=job, image=img) for img in result.get("images", [])
+            _detections_public(job=job, image=img, prefix=prefix)
+            for img in result.get("images", [])
         ]
     else:
         weights = dict(result.get("weights") or {})
         weights.pop("path", None)
         result["weights"] = weights
-        result["manifest_url"] = artifact_url(job=job, absolute=result.pop("manifest_path", None))
+        result["manifest_url"] = artifact_url(
+            job=job, absolute=result.pop("manifest_path", None), prefix=prefix
+        )
     return result
 
 
-def _detections_public(*, job: Job, image: dict[str, Any]) -> dict[str, Any]:
+def _detections_public(*, job: Job, image: dict[str, Any], prefix: str) -> dict[str, Any]:
     out = dict(image)
     source = out.pop("source", "") or ""
     # Uploaded as 0003_name.jpg; show the name the user gave it.
     name = source.rsplit("/", 1)[-1]
     out["name"] = name.split("_", 1)[1] if "_" in name[:5] else name
-    out["annotated_url"] = artifact_url(job=job, absolute=out.pop("annotated_path", None))
+    out["annotated_url"] = artifact_url(
+        job=job, absolute=out.pop("annotated_path", None), prefix=prefix
+    )
     return out
 
 
