@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,8 +37,13 @@ def jobs_visible_to(
 
 def job_get(*, user: AbstractBaseUser, job_id: uuid.UUID | str) -> Job:
     """The job, or NotFound: another user's job answers exactly like a missing one."""
+    # Only the owner is joined: the detail reads dataset and model version by id, and the
+    # status poll is the hottest read there is.
+    jobs = Job.objects.select_related("owner")
+    if not user_sees_everything(user=user):
+        jobs = jobs.filter(owner=user)
     try:
-        return jobs_visible_to(user=user).get(id=job_id)
+        return jobs.get(id=job_id)
     except (Job.DoesNotExist, ValueError, TypeError, DjangoValidationError) as exc:
         raise NotFound() from exc
 
@@ -47,6 +53,11 @@ def job_counts_by_state() -> dict[str, int]:
     for row in Job.objects.values("state").annotate(n=Count("id")):
         counts[row["state"]] = row["n"]
     return counts
+
+
+def jobs_unfinished_exist() -> bool:
+    """Whether any job is not finished yet: what sets the reconciler's pace."""
+    return Job.objects.filter(state__in=ACTIVE_STATES).exists()
 
 
 def jobs_queue(*, user: AbstractBaseUser, limit: int = 50) -> QuerySet[Job]:
@@ -94,14 +105,20 @@ def job_artifact_path(*, job: Job, relpath: str) -> Path:
 
 
 def job_artifact_relpath(*, job: Job, absolute: str | None) -> str | None:
-    """An absolute path from a job result, made relative to the job's folder (or None)."""
+    """An absolute path from a job result, made relative to the job's folder (or None).
+
+    String logic only: the GPU service writes these paths under the same absolute
+    CARRIL_STORAGE (ADR 0006), and a status read must not touch the disk once per image.
+    Serving a file still resolves it on disk (`job_artifact_path`).
+    """
     folder = job_dir(job=job)
-    if folder is None or not absolute:
+    if folder is None or not absolute or not os.path.isabs(absolute):
         return None
-    try:
-        return str(Path(absolute).resolve().relative_to(folder.resolve()))
-    except ValueError:
+    prefix = os.path.normpath(folder) + os.sep
+    path = os.path.normpath(absolute)
+    if not path.startswith(prefix) or len(path) == len(prefix):
         return None
+    return path[len(prefix) :]
 
 
 @dataclass(frozen=True)
