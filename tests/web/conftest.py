@@ -228,3 +228,11 @@ def _tokens_forgotten() -> None:
     from accounts.authentication import token_cache_forget
 
     token_cache_forget()
+
+
+@pytest.fixture(autouse=True)
+def _finished_documents_forgotten() -> None:
+    """Each test starts with no finished job's document kept from another test."""
+    from api.finished_jobs import finished_documents
+
+    finished_documents.clear()

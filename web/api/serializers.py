@@ -221,6 +221,47 @@ class JobOut(serializers.Serializer):
         }
 
 
+# The status document without a serializer instance: `GET /api/v1/jobs/{id}/` is what
+# every poller calls several times a second. It must read exactly as JobOut (a test
+# compares them); JobOut stays the schema and serves lists.
+_DATETIME = serializers.DateTimeField()
+
+
+def _when(value: Any) -> str | None:
+    return _DATETIME.to_representation(value) if value is not None else None
+
+
+def job_public(*, job: Job) -> dict[str, Any]:
+    """What JobOut(job).data gives, built directly."""
+    out = JobOut()
+    return {
+        "id": str(job.id),
+        "kind": str(job.kind),
+        "state": str(job.state),
+        "owner": str(job.owner.username),
+        "url": out.get_url(job),
+        "params": out.get_params(job),
+        "gpus": int(job.gpus),
+        "gpu_ids": [int(gpu) for gpu in job.gpu_ids] if job.gpu_ids is not None else None,
+        "dataset": str(job.dataset_id) if job.dataset_id is not None else None,
+        "model_version": str(job.model_version_id) if job.model_version_id is not None else None,
+        "registered_model_version": out.get_registered_model_version(job),
+        "progress": out.get_progress(job),
+        "metrics": (
+            {str(key): value for key, value in job.metrics.items()}
+            if job.metrics is not None
+            else None
+        ),
+        "result": job_result_public(job=job),
+        "error": out.get_error(job),
+        "delivery": out.get_delivery(job),
+        "created_at": _when(job.created_at),
+        "started_at": _when(job.started_at),
+        "finished_at": _when(job.finished_at),
+        "updated_at": _when(job.updated_at),
+    }
+
+
 # What Django's reverse() leaves unquoted in a path argument; artifact URLs are built
 # from a per-job prefix instead of one reverse() per image, and must read the same.
 _PATH_SAFE = "!$&'()*+,;=/~:@"

@@ -50,3 +50,84 @@ def test_the_status_poll_makes_one_query_for_a_finished_inference(
     with django_assert_num_queries(1):
         body = owner_api.get(f"/api/v1/jobs/{job.id}/").json()
     assert body["result"]["images"][0]["annotated_url"].endswith("annotated/0000_street.jpg")
+
+
+def test_the_lean_status_document_reads_exactly_as_the_serializer(owner, storage):
+    from datetime import timedelta
+
+    from api.serializers import JobOut, job_public
+    from django.utils import timezone
+    from rest_framework.renderers import JSONRenderer
+
+    from tests.web.api.test_api_jobs import inference_job
+    from tests.web.factories import TRAIN_RESULT, dataset_for, model_version
+
+    version = model_version(fingerprint="b" * 64)
+    later = timezone.now() + timedelta(seconds=30)
+    jobs = [
+        inference_job(owner, storage),
+        Job.objects.create(
+            owner=owner,
+            kind="train",
+            state="succeeded",
+            gpu_job_id="g-2",
+            dataset=dataset_for(owner),
+            model_version=version,
+            spec={"dataset": "x", "epochs": 2, "seeds": [1, 2]},
+            result=TRAIN_RESULT,
+            gpu_ids=[0, 1],
+            metrics={"epochs": [{"epoch": 1, "mAP50": 0.5}], "best": None},
+            progress={"epoch": 2, "epochs": 2, "fraction": 1.0},
+            started_at=timezone.now(),
+            finished_at=later,
+        ),
+        Job.objects.create(
+            owner=owner,
+            kind="infer",
+            state="submitted",
+            spec={"images": ["a", "b"], "conf": 0.5},
+            dispatch_attempts=3,
+            next_attempt_at=later,
+            last_dispatch_error="GPU service unavailable",
+        ),
+        Job.objects.create(
+            owner=owner, kind="train", state="failed", error_code="OOM", error_message="boom"
+        ),
+    ]
+    render = JSONRenderer().render
+    for job in jobs:
+        job = Job.objects.select_related("owner").get(id=job.id)
+        assert render(job_public(job=job)) == render(JobOut(job).data), job.kind
+
+
+def test_a_finished_jobs_document_is_read_again_from_memory(
+    owner, owner_api, storage, django_assert_num_queries
+):
+    from tests.web.api.test_api_jobs import inference_job
+
+    job = inference_job(owner, storage)
+    first = owner_api.get(f"/api/v1/jobs/{job.id}/")
+    with django_assert_num_queries(0):
+        again = owner_api.get(f"/api/v1/jobs/{job.id}/")
+    assert again.status_code == 200
+    assert again["Content-Type"] == "application/json"
+    assert again.content == first.content
+
+
+def test_a_remembered_document_is_still_hidden_from_other_users(
+    owner, owner_api, other_api, staff, storage
+):
+    from tests.web.api.test_api_jobs import inference_job
+    from tests.web.conftest import api_as
+
+    job = inference_job(owner, storage)
+    assert owner_api.get(f"/api/v1/jobs/{job.id}/").status_code == 200
+    assert other_api.get(f"/api/v1/jobs/{job.id}/").status_code == 404
+    assert api_as(staff).get(f"/api/v1/jobs/{job.id}/").status_code == 200
+
+
+def test_an_unfinished_jobs_document_is_read_from_the_database_each_time(owner, owner_api):
+    job = Job.objects.create(owner=owner, kind="train", state="running", gpu_job_id="g-5")
+    assert owner_api.get(f"/api/v1/jobs/{job.id}/").json()["state"] == "running"
+    Job.objects.filter(id=job.id).update(progress={"epoch": 1, "fraction": 0.5})
+    assert owner_api.get(f"/api/v1/jobs/{job.id}/").json()["progress"]["fraction"] == 0.5

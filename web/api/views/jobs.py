@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import mimetypes
 
+from accounts.services import user_sees_everything
 from carril_web.errors import Conflict, NotFound, ValidationFailed
 from datasets.selectors import dataset_get
 from django.http import FileResponse, HttpResponse
@@ -19,10 +20,12 @@ from registry.models import Stage
 from registry.selectors import model_version_for_inference, model_version_get
 from rest_framework import status
 from rest_framework.parsers import MultiPartParser
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.finished_jobs import finished_documents
 from api.pagination import Pages, paginated
 from api.serializers import (
     DetectionsOut,
@@ -31,6 +34,7 @@ from api.serializers import (
     JobLogsOut,
     JobOut,
     TrainIn,
+    job_public,
     job_result_public,
 )
 
@@ -131,8 +135,20 @@ class JobsView(APIView):
 
 class JobDetailView(APIView):
     @extend_schema(responses={200: JobOut})
-    def get(self, request: Request, job_id: str) -> Response:
-        return Response(JobOut(job_get(user=request.user, job_id=job_id)).data)
+    def get(self, request: Request, job_id: str) -> Response | HttpResponse:
+        key = str(job_id)
+        cached = finished_documents.get(job_id=key)
+        if cached is not None and (
+            cached.owner_id == request.user.pk or user_sees_everything(user=request.user)
+        ):
+            return HttpResponse(cached.body, content_type="application/json")
+        job = job_get(user=request.user, job_id=job_id)  # NotFound for someone else's job
+        document = job_public(job=job)
+        if not job.is_terminal:
+            return Response(document)
+        body = JSONRenderer().render(document)
+        finished_documents.put(job_id=key, owner_id=job.owner_id, body=body)
+        return HttpResponse(body, content_type="application/json")
 
 
 class JobCancelView(APIView):
