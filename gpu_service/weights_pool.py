@@ -16,11 +16,13 @@ from typing import Any
 from gpu_service.errors import CarrilError, NotFound, error_from_dict
 
 
-def _pool_init(parent_pid: int, env: dict[str, str]) -> None:
+def _pool_init(parent_pid: int, env: dict[str, str], nice: int) -> None:
     from gpu_service.worker_main import die_with_parent
 
     die_with_parent(parent_pid=parent_pid)
     os.environ.update(env)
+    if nice:  # loading a checkpoint is CPU work the API must not wait behind
+        os.nice(nice)
 
 
 def _call(action: str, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -36,9 +38,10 @@ def _call(action: str, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 class WeightsPool:
-    def __init__(self, *, storage: Path, env: dict[str, str]) -> None:
+    def __init__(self, *, storage: Path, env: dict[str, str], nice: int = 0) -> None:
         self._storage = storage
         self._env = env
+        self._nice = nice
         self._pool: ProcessPoolExecutor | None = None
 
     def _executor(self) -> ProcessPoolExecutor:
@@ -47,7 +50,7 @@ class WeightsPool:
                 max_workers=1,
                 mp_context=get_context("spawn"),
                 initializer=_pool_init,
-                initargs=(os.getpid(), self._env),
+                initargs=(os.getpid(), self._env, self._nice),
             )
         return self._pool
 

@@ -67,7 +67,7 @@ def create_app(settings: Settings, *, runtime: GpuRuntime | None = None) -> Fast
         env.update(offline_environment(storage=settings.storage))
     except ImportError:
         pass
-    weights = WeightsPool(storage=settings.storage, env=env)
+    weights = WeightsPool(storage=settings.storage, env=env, nice=settings.worker_nice)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
