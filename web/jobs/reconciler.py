@@ -45,7 +45,7 @@ class PassOutcome:
 
 # Seconds between passes while jobs are unfinished; also how often an idle loop looks
 # (in the database only) for new work.
-ACTIVE_INTERVAL_S = 0.25
+ACTIVE_INTERVAL_S = 0.1
 
 
 def reconcile_once(*, client: gpu_client.GpuClient, gpus: bool = True) -> PassOutcome:
@@ -83,6 +83,9 @@ class Reconciler:
         self._clock = clock
         self._stop = threading.Event()
         self._gpus_fetched_at: float | None = None
+        # One client for the loop's life: building one costs tens of milliseconds (its TLS
+        # context), which at the fast pace would be most of a pass.
+        self._client: gpu_client.GpuClient | None = None
 
     def stop(self, *_: object) -> None:
         self._stop.set()
@@ -92,23 +95,33 @@ class Reconciler:
         signal.signal(signal.SIGINT, self.stop)
 
     def run(self, *, once: bool = False) -> None:
-        while not self._stop.is_set():
-            outcome = self._pass()
-            if once:
-                return
-            self.wait_after(outcome=outcome)
-            # Between passes, like between requests: drop connections the database closed.
-            close_old_connections()
+        try:
+            while not self._stop.is_set():
+                outcome = self._pass()
+                if once:
+                    return
+                self.wait_after(outcome=outcome)
+                # Between passes, like between requests: drop connections the database closed.
+                close_old_connections()
+        finally:
+            self._client_drop()
+
+    def _client_drop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     def _pass(self) -> PassOutcome | None:
         # The GPU picture is for people: the configured pace is enough, even when fast.
         now = self._clock()
         gpus = self._gpus_fetched_at is None or now - self._gpus_fetched_at >= self.interval_s
         try:
-            with gpu_client.client_build() as client:
-                outcome = reconcile_once(client=client, gpus=gpus)
+            if self._client is None:
+                self._client = gpu_client.client_build()
+            outcome = reconcile_once(client=self._client, gpus=gpus)
         except Exception:  # the loop outlives any one bad pass; the log says why
             logger.exception("reconcile pass failed")
+            self._client_drop()  # start the next pass from a fresh client
             return None
         if gpus:
             self._gpus_fetched_at = now

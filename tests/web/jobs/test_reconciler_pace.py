@@ -101,3 +101,27 @@ def test_fast_passes_fetch_the_gpu_picture_only_at_the_configured_pace(
     calls = [f"{r.method} {r.url.path}" for r in fake_gpu.requests]
     assert calls.count("GET /v1/gpus") == 2
     assert calls.count("POST /v1/jobs/status") == 9
+
+
+def test_the_loop_keeps_one_gpu_client_across_passes_and_replaces_it_after_a_failure(
+    owner, fake_gpu, monkeypatch, paced
+):
+    import gpu_client
+
+    reconciler, _stop = paced
+    built = []
+
+    def build():
+        built.append(fake_gpu.client())
+        return built[-1]
+
+    monkeypatch.setattr(gpu_client, "client_build", build)
+    for _ in range(3):
+        assert reconciler._pass() is not None
+    assert len(built) == 1
+    monkeypatch.setattr("jobs.reconciler.reconciler_pass_done", lambda: 1 / 0)
+    assert reconciler._pass() is None
+    monkeypatch.undo()
+    monkeypatch.setattr(gpu_client, "client_build", build)
+    assert reconciler._pass() is not None
+    assert len(built) == 2
