@@ -43,6 +43,10 @@ def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
     if token is None:
         raise NotFound()
     ApiToken.objects.filter(id=token.id, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    # Whichever page or endpoint revokes it, this process stops honouring it at once.
+    from accounts.authentication import token_cache_forget
+
+    token_cache_forget(token_id=token.id)
     token.refresh_from_db()
     return token
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 from accounts import authentication
 from accounts.models import ApiToken
-from accounts.services import api_token_create
+from accounts.services import api_token_create, api_token_revoke
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -49,6 +49,16 @@ def test_a_used_token_revoked_through_the_api_stops_working_at_once(owner, clock
     client = token_client(issued.secret)
     assert client.get("/api/v1/jobs/").status_code == 200
     assert client.delete(f"/api/v1/auth/tokens/{issued.token.id}/").status_code == 204
+    assert client.get("/api/v1/jobs/").status_code == 401
+
+
+def test_a_used_token_revoked_through_the_service_in_this_process_stops_working_at_once(
+    owner, clock
+):
+    issued = api_token_create(user=owner)
+    client = token_client(issued.secret)
+    assert client.get("/api/v1/jobs/").status_code == 200
+    api_token_revoke(user=owner, token_id=issued.token.id)  # as the account page does
     assert client.get("/api/v1/jobs/").status_code == 401
 
 

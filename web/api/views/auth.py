@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from accounts.authentication import token_cache_forget
 from accounts.models import ApiToken
 from accounts.services import api_token_create, api_token_revoke
 from carril_web.errors import Unauthorized
@@ -65,5 +64,4 @@ class TokenRevokeView(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, token_id: int) -> Response:
         api_token_revoke(user=request.user, token_id=token_id)
-        token_cache_forget(token_id=token_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
