@@ -9,40 +9,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from accounts.models import ADMINISTRATORS_GROUP
 from datasets.models import Dataset
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 from jobs.models import Job, ReconcilerStatus
 from PIL import Image
 from registry.models import ModelVersion
 
-PASSWORD = "a-long-test-password-81"
-
-
-@pytest.fixture(autouse=True)
-def storage(settings: Any, tmp_path: Path) -> Path:
-    settings.CARRIL_STORAGE = tmp_path / "storage"
-    settings.CARRIL_STORAGE.mkdir()
-    return settings.CARRIL_STORAGE
+# The storage, owner, other and admin fixtures come from tests/web/conftest.py.
 
 
 @pytest.fixture
-def owner(db: None) -> User:
-    return User.objects.create_user("olivia", password=PASSWORD)
-
-
-@pytest.fixture
-def other(db: None) -> User:
-    return User.objects.create_user("oscar", password=PASSWORD)
-
-
-@pytest.fixture
-def admin_user(db: None) -> User:
-    user = User.objects.create_user("ada", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name=ADMINISTRATORS_GROUP)[0])
-    return user
+def admin_user(admin: User) -> User:
+    return admin
 
 
 def signed_in(user: User) -> Client:
