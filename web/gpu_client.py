@@ -44,7 +44,7 @@ class GpuServiceRefused(Exception):
 class JobAccepted:
     id: str
     state: str
-    created: bool  # False when the idempotency key was already known (200, not 202)
+    created: bool  # False when the job id was already known (200, not 202)
 
 
 @dataclass(frozen=True)
@@ -93,17 +93,18 @@ class GpuClient:
     def job_submit(
         self,
         *,
+        job_id: str,
         kind: str,
         spec: dict[str, Any],
-        idempotency_key: str,
         gpus: int | None = None,
         priority: int = 0,
         request_id: str | None = None,
     ) -> JobAccepted:
+        """Submit a job under the web's own id, which the GPU service takes as its id."""
         body: dict[str, Any] = {
+            "job_id": job_id,
             "kind": kind,
             "spec": spec,
-            "idempotency_key": idempotency_key,
             "priority": priority,
         }
         if gpus is not None:

@@ -4,7 +4,11 @@
 (function () {
   "use strict";
 
-  var TERMINAL = ["succeeded", "failed", "cancelled", "lost"];
+  var states = { terminal: [], cancellable: [] };
+
+  function isTerminal(state) {
+    return states.terminal.indexOf(state) !== -1;
+  }
 
   function $(id) {
     return document.getElementById(id);
@@ -47,7 +51,7 @@
     badge.className = "badge badge-" + job.state;
     badge.setAttribute("data-state", job.state);
     var cancel = $("job-cancel");
-    if (cancel && TERMINAL.indexOf(job.state) !== -1) cancel.hidden = true;
+    if (cancel && states.cancellable.indexOf(job.state) === -1) cancel.hidden = true;
   }
 
   function renderLog(lines) {
@@ -76,12 +80,13 @@
     var configNode = $("job-config");
     if (!configNode) return;
     var config = JSON.parse(configNode.textContent);
+    states = config.states || states;
     var log = $("job-log");
     if (log) log.scrollTop = log.scrollHeight;  // the tail is what matters
     var chartNode = $("job-chart");
     var chart = chartNode && window.carrilEpochChart ? window.carrilEpochChart(chartNode) : null;
     if (chart && config.epochs) chart.update(config.epochs);
-    if (config.terminal) return;
+    if (isTerminal(config.state)) return;
 
     window.carrilPoll({
       url: config.status_url,
@@ -89,6 +94,7 @@
       slowMs: 10000,
       onData: function (data) {
         var job = data.job;
+        states = data.states || states;
         renderState(job);
         renderProgress(job);
         renderError(job);
@@ -100,7 +106,7 @@
         text("poll-note", "Lost contact with the server; retrying…");
       },
       isDone: function (data) {
-        return data.terminal;
+        return isTerminal(data.job.state);
       },
       onDone: function () {
         window.location.reload();
