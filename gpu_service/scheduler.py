@@ -19,6 +19,7 @@ from gpu_service.admission import Admission, Request
 from gpu_service.api.schemas import JobSubmit
 from gpu_service.errors import CarrilError, Conflict, ValidationFailed, WorkerCrashed
 from gpu_service.journal import ACTIVE, TERMINAL, Job, JobState, Journal
+from gpu_service.logging import job_logged
 from gpu_service.metrics import ServiceMetrics
 from gpu_service.recovery import journal_recover
 from gpu_service.runtime.base import GpuRuntime, LaneLoad
@@ -172,12 +173,13 @@ class Scheduler:
             gpu_ids_requested=gpu_ids,
             priority=body.priority,
             memory_estimate_mib=memory,
-            idempotency_key=body.idempotency_key,
+            job_id=body.job_id,
             simulate=body.simulate.model_dump(mode="json") if body.simulate else None,
             request_id=request_id,
         )
         if created:
-            log.info("job %s (%s) queued, %s GPU(s)", job.id, job.kind, gpus)
+            with job_logged(job.id):
+                log.info("job %s (%s) queued, %s GPU(s)", job.id, job.kind, gpus)
             self.pump()
             job = self.journal.job_get(job_id=job.id)
         return job, created
@@ -210,6 +212,10 @@ class Scheduler:
         self._observe_lanes()
 
     def _start(self, job: Job, gpu_ids: list[int]) -> None:
+        with job_logged(job.id):
+            self._admit(job, gpu_ids)
+
+    def _admit(self, job: Job, gpu_ids: list[int]) -> None:
         self.journal.job_start(job_id=job.id, gpu_ids=gpu_ids)
         kind = self.kinds.get(job.kind)
         if kind is None:  # queued before a restart, and its module no longer imports
@@ -240,6 +246,10 @@ class Scheduler:
         self._worker_start(job_id=job_id, gpu_ids=gpu_ids, kind=kind)
 
     def _worker_start(self, *, job_id: str, gpu_ids: list[int], kind: Kind) -> None:
+        with job_logged(job_id):
+            self._worker_start_logged(job_id=job_id, gpu_ids=gpu_ids, kind=kind)
+
+    def _worker_start_logged(self, *, job_id: str, gpu_ids: list[int], kind: Kind) -> None:
         job = self.journal.job_get(job_id=job_id)
         if job.state is not JobState.RUNNING:
             # Cancelled between admission and this turn of the loop: nothing ran.
@@ -255,6 +265,10 @@ class Scheduler:
             self.admission.release(job_id=job_id)
 
     def _job_ended(self, outcome: Outcome) -> None:
+        with job_logged(outcome.job_id):
+            self._job_ended_logged(outcome)
+
+    def _job_ended_logged(self, outcome: Outcome) -> None:
         job = self.journal.job_get(job_id=outcome.job_id)
         if self._resume_after_crash(job=job, outcome=outcome):
             self.admission.release(job_id=job.id)

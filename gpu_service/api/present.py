@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gpu_service.api.schemas import GpuPublic, GpusPublic, JobProgress, JobPublic, LanePublic
+from gpu_service.api.schemas import GpuPublic, GpusPublic, JobPublic, LanePublic
+from gpu_service.contract import PROGRESS_KEYS, Progress
 from gpu_service.journal import Job
 from gpu_service.scheduler import Scheduler
 
@@ -14,10 +15,8 @@ def _when(ts: float | None) -> datetime | None:
 
 
 def job_public(job: Job) -> JobPublic:
-    progress = {k: v for k, v in job.progress.items() if k in JobProgress.model_fields}
     return JobPublic(
         id=job.id,
-        idempotency_key=job.idempotency_key,
         kind=job.kind,  # type: ignore[arg-type]
         spec=job.spec,
         priority=job.priority,
@@ -26,7 +25,7 @@ def job_public(job: Job) -> JobPublic:
         gpu_ids_requested=job.gpu_ids_requested,
         gpu_ids=job.gpu_ids,
         attempt=job.attempt,
-        progress=JobProgress(**progress),
+        progress=progress_public(job.progress),
         metrics=job.metrics,
         result=job.result,
         error=job.error,  # type: ignore[arg-type]
@@ -36,6 +35,13 @@ def job_public(job: Job) -> JobPublic:
         heartbeat_at=_when(job.heartbeat_at),
         request_id=job.request_id,
     )
+
+
+def progress_public(progress: dict) -> Progress:
+    """Every progress key, None when the job has not reported it (fraction: 0.0)."""
+    document = {key: progress.get(key) for key in PROGRESS_KEYS}
+    document["fraction"] = progress.get("fraction") or 0.0
+    return Progress(**document)  # type: ignore[typeddict-item]
 
 
 def gpus_public(scheduler: Scheduler) -> GpusPublic:
