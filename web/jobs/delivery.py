@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from gpu_service.contract import JobStatus
 from jobs.models import REMOTE_STATES, Job, JobState, ReconcilerStatus
 
 logger = logging.getLogger(__name__)
@@ -130,7 +131,7 @@ def jobs_dispatch_due(*, client: gpu_client.GpuClient, limit: int = 50) -> int:
 
 def cancel_deliver(
     *, job_id: uuid.UUID | str, client: gpu_client.GpuClient | None = None
-) -> gpu_client.JobRecord | None:
+) -> JobStatus | None:
     """Tell the GPU service to stop a delivered job; its record if it answered.
 
     If it cannot be reached, `cancel_pending` stays set and the reconciler tries again.

@@ -8,6 +8,8 @@ from datetime import datetime
 from django.conf import settings
 from django.db import models
 
+from gpu_service.contract import JOB_STATES
+
 
 class JobState(models.TextChoices):
     SUBMITTED = "submitted"  # row written; not yet delivered to the GPU service
@@ -28,8 +30,8 @@ TERMINAL_STATES = frozenset(
 ACTIVE_STATES = frozenset(set(JobState) - TERMINAL_STATES)
 # A person may ask to stop these; `cancelling` already is being stopped.
 CANCELLABLE_STATES = frozenset({JobState.SUBMITTED, JobState.QUEUED, JobState.RUNNING})
-# States the GPU service reports; `submitted` and `lost` exist only here.
-REMOTE_STATES = frozenset({"queued", "running", "cancelling", "succeeded", "failed", "cancelled"})
+# States the GPU service reports (its contract's); `submitted` and `lost` exist only here.
+REMOTE_STATES = frozenset(JOB_STATES)
 
 
 def job_states_public() -> dict[str, list[str]]:

@@ -31,8 +31,10 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from registry.services import model_version_register_from_training
 
+from gpu_service.contract import TERMINAL_STATES as REMOTE_TERMINAL_STATES
+from gpu_service.contract import JobStatus
 from jobs.delivery import cancel_deliver, jobs_dispatch_due
-from jobs.models import ACTIVE_STATES, REMOTE_STATES, Job, JobKind, JobState, ReconcilerStatus
+from jobs.models import ACTIVE_STATES, Job, JobKind, JobState, ReconcilerStatus
 from jobs.selectors import jobs_unfinished_exist
 
 logger = logging.getLogger(__name__)
@@ -47,35 +49,33 @@ class PassOutcome:
 
 
 # --- refreshing -----------------------------------------------------------------------
-def job_apply_remote(*, job_id: uuid.UUID | str, record: gpu_client.JobRecord) -> bool:
+def job_apply_remote(*, job_id: uuid.UUID | str, record: JobStatus) -> bool:
     """Mirror the GPU service's record of a job onto its row; True if the row changed.
 
     A cancel asked for here wins over a `queued`/`running` the service reports before
     it has acted on it, and nothing moves a job out of a terminal state.
     """
-    remote_state = record.get("state")
-    if remote_state not in REMOTE_STATES:
-        return False
+    remote_state = record["state"]
     job = Job.objects.filter(id=job_id).first()
     if job is None or job.is_terminal:
         return False
     state = remote_state
     if job.state == JobState.CANCELLING and remote_state in {"queued", "running"}:
         state = JobState.CANCELLING
-    error = record.get("error") or {}
+    error = record["error"]
     fields: dict[str, Any] = {
         "state": state,
-        "progress": record.get("progress") or {},
-        "metrics": record.get("metrics") or {},
-        "result": record.get("result"),
-        "gpu_ids": record.get("gpu_ids") or [],
-        "started_at": _when(record.get("started_at")) or job.started_at,
-        "finished_at": _when(record.get("finished_at")),
-        "error_code": error.get("code", "") if error else "",
-        "error_message": error.get("message", "") if error else "",
+        "progress": record["progress"],
+        "metrics": record["metrics"],
+        "result": record["result"],
+        "gpu_ids": record["gpu_ids"],
+        "started_at": _when(record["started_at"]) or job.started_at,
+        "finished_at": _when(record["finished_at"]),
+        "error_code": error["code"] if error else "",
+        "error_message": error["message"] if error else "",
         "updated_at": timezone.now(),
     }
-    if state in {"succeeded", "failed", "cancelled"} and fields["finished_at"] is None:
+    if state in REMOTE_TERMINAL_STATES and fields["finished_at"] is None:
         fields["finished_at"] = timezone.now()
     with transaction.atomic():
         changed = (
@@ -132,7 +132,7 @@ def job_refresh_many(*, client: gpu_client.GpuClient, batch_size: int = 500) -> 
         asked = {job_id for job_id, _ in chunk}
         status = client.jobs_status(ids=list(asked))
         for record in status.jobs:
-            job_id = record.get("id")
+            job_id = record["id"]
             if job_id in asked and job_apply_remote(job_id=job_id, record=record):
                 changed += 1
         for job_id in status.missing:

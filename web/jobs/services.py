@@ -32,14 +32,12 @@ from PIL import Image
 from registry.models import ModelVersion, Stage
 from registry.selectors import model_version_get
 
+from gpu_service.contract import ARCHITECTURES
 from jobs import delivery, reconciler
 from jobs.models import Job, JobKind, JobState
 
 logger = logging.getLogger(__name__)
 
-ARCHITECTURES = tuple(
-    f"{family}{size}" for family in ("yolov8", "yolo11") for size in ("n", "s", "m", "l", "x")
-)
 # Inclusive bounds of a training's numbers, read by the API serializer and the UI form.
 TRAINING_LIMITS: dict[str, tuple[int, int]] = {
     "epochs": (1, 1000),

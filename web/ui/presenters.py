@@ -15,6 +15,8 @@ from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from jobs.models import job_states_public
 
+from gpu_service.contract import FITNESS_METRIC
+
 
 def dataset_row(*, dataset: Any) -> dict[str, Any]:
     totals = (dataset.report or {}).get("totals") or {}
@@ -185,25 +187,19 @@ def _num(value: Any) -> float | None:
     return number if number == number else None  # NaN reads as missing
 
 
-def fitness(*, map50: float | None, map50_95: float | None) -> float | None:
-    """The selection metric the training uses when a record carries none: validation
-    mAP50-95, which is ultralytics 8.4's detection fitness (ADR 0010)."""
-    return map50_95
-
-
 def _seed_row(record: dict[str, Any]) -> dict[str, Any]:
-    """A seed of the training result, or a seed's last epoch record (metrics inline)."""
+    """A seed of the training result (SeedResult), or a seed's last epoch record
+    (EpochRecord, metrics inline): the contract's canonical metric keys only. Without a
+    fitness of its own, a record's fitness is the metric that picks the best seed."""
     metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else record
-    map50 = _num(metrics.get("mAP50"))
-    map50_95 = _num(metrics.get("mAP50-95"))
-    given = _num(record.get("fitness", metrics.get("fitness")))
+    given = _num(record.get("fitness"))
     return {
         "seed": record.get("seed"),
-        "map50": map50,
-        "map50_95": map50_95,
+        "map50": _num(metrics.get("mAP50")),
+        "map50_95": _num(metrics.get("mAP50-95")),
         "precision": _num(metrics.get("precision")),
         "recall": _num(metrics.get("recall")),
-        "fitness": given if given is not None else fitness(map50=map50, map50_95=map50_95),
+        "fitness": given if given is not None else _num(metrics.get(FITNESS_METRIC)),
         "best": bool(record.get("best")),
     }
 
