@@ -60,24 +60,33 @@ def old_rows(transactional_db, storage: Path):
     migrate(AFTER)  # leave the database as the other tests expect it
 
 
-def test_a_finished_job_keeps_its_files_under_its_own_id(old_rows, storage):
+def test_a_finished_job_finds_its_files_under_its_own_id(old_rows, storage):
     apps = migrate(AFTER)
     job = apps.get_model("jobs", "Job").objects.get(id=old_rows["finished"])
     folder = storage / "jobs" / str(job.id)
     assert (folder / "job.log").read_text() == "epoch 1\n"
-    assert not (storage / "jobs" / "gpu-old-1").exists()
+    # The same link the GPU service makes for its journal; the old folder stays.
+    assert folder.is_symlink()
+    assert (storage / "jobs" / "gpu-old-1" / "job.log").exists()
     assert job.result["weights"]["path"] == f"{folder}/weights/best.pt"
     assert job.result["manifest_path"] == f"{folder}/manifest.json"
     assert job.state == "succeeded"
 
 
-def test_an_unfinished_job_known_by_an_old_id_is_marked_lost(old_rows):
+def test_a_link_the_gpu_service_made_first_is_kept(old_rows, storage):
+    job_id = str(old_rows["finished"])
+    (storage / "jobs" / job_id).symlink_to("gpu-old-1", target_is_directory=True)
+    apps = migrate(AFTER)
+    job = apps.get_model("jobs", "Job").objects.get(id=job_id)
+    assert (storage / "jobs" / job_id / "job.log").read_text() == "epoch 1\n"
+    assert job.result["manifest_path"] == f"{storage / 'jobs' / job_id}/manifest.json"
+
+
+def test_an_unfinished_job_is_left_to_the_gpu_service_which_adopts_its_id(old_rows):
     apps = migrate(AFTER)
     job = apps.get_model("jobs", "Job").objects.get(id=old_rows["running"])
-    assert job.state == "lost"
-    assert job.error_code == "LOST"
-    assert "Resubmit" in job.error_message
-    assert job.finished_at is not None
+    assert job.state == "running"
+    assert job.dispatched_at is not None
 
 
 def test_an_undelivered_job_is_left_to_be_delivered_under_its_own_id(old_rows):

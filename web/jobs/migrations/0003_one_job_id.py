@@ -1,20 +1,20 @@
 """One job id (issue 11), the rows: Job.id becomes the GPU service's job id everywhere.
 
-What happens to the rows written before, which the GPU service knows by an id of its own:
+What happens to the rows written before, which the GPU service knew by an id of its own
+(and by the web's id as their idempotency key):
 
-- Finished jobs (succeeded, failed, cancelled, lost): their storage folder
-  `jobs/<old gpu id>` is renamed `jobs/<id>`, and the absolute paths in their result
-  (weights, manifest, annotated images) are rewritten to match, so logs, artifacts and
-  detections still show. A folder that is missing, or whose new name is taken, is left
-  as it is (the job then shows no log or artifacts; nothing is deleted).
-- Unfinished delivered jobs (queued, running, cancelling): the web can no longer ask
-  about them (the GPU service knows them by the old id), so they are marked `lost` with
-  a message saying to resubmit. Upgrade with no job running to avoid this: stop
-  submitting, wait for the queue to drain, then migrate. The GPU service may still
-  finish such a job; its folder keeps the old id.
+- The GPU service, when it starts with the same release, renames those journal records
+  to the web's id and links `jobs/<id>` to the old folder `jobs/<old gpu id>`, which it
+  keeps (results written then hold paths inside it). Unfinished jobs (queued, running,
+  cancelling) therefore stay known under the web's id and are left as they are here:
+  upgrade the web app and the GPU service together.
+- Every delivered row gets the same link if it is not there yet (whichever service
+  migrates first makes it), and the absolute paths in its result (weights, manifest,
+  annotated images) are rewritten to `jobs/<id>/...`, so logs, artifacts and detections
+  are found under the one id. Nothing is moved or deleted.
 - Jobs not yet delivered (submitted): nothing to do; they are delivered with their own id.
 
-Reversing puts `gpu_job_id = str(id)` back on delivered rows; folders keep the new name.
+Reversing puts `gpu_job_id = str(id)` back on delivered rows; links and paths stay.
 """
 
 from __future__ import annotations
@@ -25,14 +25,6 @@ from typing import Any
 from django.conf import settings
 from django.db import migrations
 from django.utils import timezone
-
-TERMINAL = {"succeeded", "failed", "cancelled", "lost"}
-UNFINISHED_DELIVERED = {"queued", "running", "cancelling"}
-LOST_MESSAGE = (
-    "Delivered before the upgrade to one job id; the GPU service knows it by another id. "
-    "Resubmit it."
-)
-
 
 def _safe(name: str) -> bool:
     return bool(name) and "/" not in name and "\\" not in name and not name.startswith(".")
@@ -53,27 +45,19 @@ def forwards(apps, schema_editor) -> None:
     jobs_root = Path(settings.CARRIL_STORAGE) / "jobs"
     now = timezone.now()
     rows = Job.objects.exclude(gpu_job_id="").only(
-        "id", "state", "gpu_job_id", "result", "dispatched_at", "updated_at"
+        "id", "gpu_job_id", "result", "dispatched_at", "updated_at"
     )
     for job in rows.iterator():
         old, new = job.gpu_job_id, str(job.id)
         fields: dict[str, Any] = {}
         if job.dispatched_at is None:
             fields["dispatched_at"] = job.updated_at or now
-        if old != new and job.state in TERMINAL and _safe(old):
-            source, target = jobs_root / old, jobs_root / new
-            if source.is_dir() and not target.exists():
-                source.rename(target)
-                if job.result is not None:
-                    fields["result"] = _rewrite(job.result, f"{source}/", f"{target}/")
-        elif old != new and job.state in UNFINISHED_DELIVERED:
-            fields.update(
-                state="lost",
-                error_code="LOST",
-                error_message=LOST_MESSAGE,
-                finished_at=now,
-                cancel_pending=False,
-            )
+        if old != new and _safe(old):
+            link, target = jobs_root / new, jobs_root / old
+            if target.is_dir() and not link.exists() and not link.is_symlink():
+                link.symlink_to(old, target_is_directory=True)
+            if job.result is not None:
+                fields["result"] = _rewrite(job.result, f"{target}/", f"{link}/")
         if fields:
             Job.objects.filter(id=job.id).update(**fields)
 
