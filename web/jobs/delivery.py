@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import gpu_client
@@ -25,6 +27,16 @@ from jobs.models import REMOTE_STATES, Job, JobState, ReconcilerStatus
 logger = logging.getLogger(__name__)
 
 CLAIM_SECONDS = 30
+
+
+@contextmanager
+def _client(given: gpu_client.GpuClient | None) -> Iterator[gpu_client.GpuClient]:
+    """The caller's client (the reconciler keeps one for its life), or one for this call."""
+    if given is not None:
+        yield given
+        return
+    with gpu_client.client_build() as built:
+        yield built
 
 
 def backoff(attempts: int) -> timedelta:
@@ -47,16 +59,15 @@ def job_dispatch(*, job_id: uuid.UUID, client: gpu_client.GpuClient | None = Non
     if not claimed:
         return False
     job = Job.objects.get(id=job_id)
-    own_client = client is None
-    client = client or gpu_client.client_build()
     try:
-        accepted = client.job_submit(
-            job_id=str(job.id),
-            kind=job.kind,
-            spec=job.spec,
-            gpus=job.gpus,
-            request_id=job.request_id or None,
-        )
+        with _client(client) as gpu:
+            accepted = gpu.job_submit(
+                job_id=str(job.id),
+                kind=job.kind,
+                spec=job.spec,
+                gpus=job.gpus,
+                request_id=job.request_id or None,
+            )
     except GpuServiceUnavailable as exc:
         _dispatch_failed(job=job, reason=f"{exc.message} {exc.details}")
         return False
@@ -65,9 +76,6 @@ def job_dispatch(*, job_id: uuid.UUID, client: gpu_client.GpuClient | None = Non
         # GPU service's own code, so retrying cannot turn into a loop.
         _dispatch_refused(job=job, exc=exc)
         return False
-    finally:
-        if own_client:
-            client.close()
     state = accepted.state if accepted.state in REMOTE_STATES else JobState.QUEUED
     now = timezone.now()
     delivered = Job.objects.filter(id=job.id, state=JobState.SUBMITTED).update(
@@ -138,10 +146,9 @@ def cancel_deliver(
     """
     if not Job.objects.filter(id=job_id, dispatched_at__isnull=False).exists():
         return None
-    own_client = client is None
-    client = client or gpu_client.client_build()
     try:
-        record = client.job_cancel(job_id=str(job_id))
+        with _client(client) as gpu:
+            record = gpu.job_cancel(job_id=str(job_id))
     except GpuServiceUnavailable:
         return None  # cancel_pending stays set; the reconciler retries
     except gpu_client.GpuServiceRefused as exc:
@@ -149,8 +156,5 @@ def cancel_deliver(
         logger.info("cancel of job %s refused: %s", job_id, exc)
         Job.objects.filter(id=job_id).update(cancel_pending=False)
         return None
-    finally:
-        if own_client:
-            client.close()
     Job.objects.filter(id=job_id).update(cancel_pending=False)
     return record
