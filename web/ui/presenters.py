@@ -65,7 +65,7 @@ def dataset_summary(*, dataset: Any) -> dict[str, Any]:
 
 
 def dataset_sample(*, dataset: Any, sample: dict[str, Any]) -> dict[str, Any]:
-    """A sample from the backend as the gallery draws it (boxes.js's format)."""
+    """A dataset sample as the gallery draws it (boxes.js's format)."""
     boxes = [
         {"cls": b.get("class_id"), "label": b.get("class_name"), "xywhn": b.get("box_xywhn")}
         for b in sample.get("boxes", [])
@@ -88,7 +88,7 @@ def dataset_sample(*, dataset: Any, sample: dict[str, Any]) -> dict[str, Any]:
 def job_title(*, job: Any) -> str:
     spec = job.spec or {}
     if job.kind == "train":
-        model = spec.get("model") or spec.get("architecture") or "model"
+        model = spec.get("model") or "model"
         dataset = getattr(job.dataset, "name", None) or "a dataset"
         return f"Train {model} on {dataset}"
     if job.kind == "infer":
@@ -200,31 +200,26 @@ def _seed_row(record: dict[str, Any]) -> dict[str, Any]:
         "precision": _num(metrics.get("precision")),
         "recall": _num(metrics.get("recall")),
         "fitness": given if given is not None else _num(metrics.get(FITNESS_METRIC)),
-        "best": bool(record.get("best")),
+        "best": False,
     }
 
 
 def seeds_table(*, job: Any) -> list[dict[str, Any]]:
-    """One row per seed with the best marked: from the result when it lists seeds, else
-    from each seed's last epoch record."""
+    """One row per seed with the best marked: the training result's seeds and best seed,
+    or without them each seed's last epoch record, the best by fitness."""
     result = job.result or {}
-    metrics = job.metrics or {}
-    listed = result.get("seeds") or metrics.get("seeds")
-    if isinstance(listed, list) and listed and isinstance(listed[0], dict):
-        rows = [_seed_row(r) for r in listed]
+    if result.get("seeds"):
+        rows = [_seed_row(record) for record in result["seeds"]]
+        best_seed = result.get("best_seed")
     else:
         last: dict[Any, dict[str, Any]] = {}
-        for record in metrics.get("epochs") or []:
+        for record in (job.metrics or {}).get("epochs") or []:
             last[record.get("seed")] = record
-        rows = [_seed_row(r) for r in last.values()]
-    if rows and not any(r["best"] for r in rows):
-        best_seed = result.get("best_seed", metrics.get("best_seed"))
-        marked = [r for r in rows if best_seed is not None and r["seed"] == best_seed]
-        if not marked:
-            scored = [r for r in rows if r["fitness"] is not None]
-            marked = [max(scored, key=lambda r: r["fitness"])] if scored else []
-        for r in marked[:1]:
-            r["best"] = True
+        rows = [_seed_row(record) for record in last.values()]
+        scored = [row for row in rows if row["fitness"] is not None]
+        best_seed = max(scored, key=lambda row: row["fitness"])["seed"] if scored else None
+    for row in rows:
+        row["best"] = best_seed is not None and row["seed"] == best_seed
     return rows
 
 
