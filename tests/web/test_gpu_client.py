@@ -32,3 +32,18 @@ def test_a_job_is_submitted_under_the_web_s_own_id(fake_gpu):
     assert accepted.id == "abc-1"
     again = fake_gpu.client().job_submit(job_id="abc-1", kind="train", spec={}, gpus=1)
     assert (again.id, again.created) == ("abc-1", False)
+
+
+def test_the_web_app_imports_nothing_of_the_gpu_service_but_its_contract():
+    import ast
+    from pathlib import Path
+
+    web = Path(__file__).resolve().parents[2] / "web"
+    found = set()
+    for path in web.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gpu_service"):
+                found.add(node.module)
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("gpu_service"))
+    assert found == {"gpu_service.contract"}
