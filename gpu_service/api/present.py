@@ -1,13 +1,28 @@
-"""Journal records and runtime readings -> the public schemas."""
+"""Between the HTTP schemas and the core: request bodies -> core requests, journal
+records and executor readings -> the public schemas."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gpu_service.api.schemas import GpuPublic, GpusPublic, JobPublic, LanePublic
+from gpu_service.api.schemas import GpuPublic, GpusPublic, JobPublic, JobSubmit, LanePublic
 from gpu_service.contract import PROGRESS_KEYS, Progress
 from gpu_service.journal import Job
-from gpu_service.scheduler import Scheduler
+from gpu_service.manager import JobManager, Submission
+
+
+def submission_of(body: JobSubmit) -> Submission:
+    """The HTTP body as the plain request the core takes."""
+    return Submission(
+        kind=body.kind,
+        spec=body.spec,
+        gpus=body.gpus,
+        gpu_ids=body.gpu_ids,
+        priority=body.priority,
+        job_id=body.job_id,
+        memory_estimate_mib=body.memory_estimate_mib,
+        simulate=body.simulate.model_dump(mode="json") if body.simulate else None,
+    )
 
 
 def _when(ts: float | None) -> datetime | None:
@@ -44,10 +59,10 @@ def progress_public(progress: dict) -> Progress:
     return Progress(**document)  # type: ignore[typeddict-item]
 
 
-def gpus_public(scheduler: Scheduler) -> GpusPublic:
-    lanes = scheduler.admission.lanes
+def gpus_public(manager: JobManager) -> GpusPublic:
+    lanes = manager.admission.lanes
     gpus = []
-    for gpu in scheduler.runtime.inventory():
+    for gpu in manager.executor.inventory():
         lane = lanes.get(gpu.index)
         gpus.append(
             GpuPublic(
@@ -60,6 +75,7 @@ def gpus_public(scheduler: Scheduler) -> GpusPublic:
                 utilization_pct=gpu.utilization_pct,
                 temperature_c=gpu.temperature_c,
                 power_w=gpu.power_w,
+                host=gpu.host,
                 lane=LanePublic(
                     capacity=lane.capacity if lane else 0,
                     holders=sorted(lane.holders) if lane else [],
@@ -67,7 +83,7 @@ def gpus_public(scheduler: Scheduler) -> GpusPublic:
             )
         )
     return GpusPublic(
-        runtime=scheduler.runtime.name,
+        runtime=manager.executor.runtime,
         gpus=gpus,
-        queue=scheduler.queue_view(),  # type: ignore[arg-type]
+        queue=manager.queue_view(),  # type: ignore[arg-type]
     )

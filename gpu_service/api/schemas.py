@@ -128,6 +128,7 @@ class GpuPublic(BaseModel):
     utilization_pct: float
     temperature_c: float | None
     power_w: float | None
+    host: str  # the machine it is on, as the executor reports it
     lane: LanePublic
 
 
