@@ -32,23 +32,23 @@ from PIL import Image
 from registry.models import ModelVersion, Stage
 from registry.selectors import model_version_get
 
-from gpu_service.contract import ARCHITECTURES
+from gpu_service.contract import ARCHITECTURES, IMGSZ_MAX, IMGSZ_MIN, IMGSZ_MULTIPLE
 from jobs import delivery, reconciler
 from jobs.models import Job, JobKind, JobState
 
 logger = logging.getLogger(__name__)
 
-# Inclusive bounds of a training's numbers, read by the API serializer and the UI form.
+# Inclusive bounds of a training's numbers, read by the API serializer and the UI form;
+# the image size's are the GPU service's (its contract), which refuses any other.
 TRAINING_LIMITS: dict[str, tuple[int, int]] = {
     "epochs": (1, 1000),
-    "imgsz": (32, 2048),
+    "imgsz": (IMGSZ_MIN, IMGSZ_MAX),
     "batch": (1, 1024),
     "gpus": (1, 64),
     "patience": (0, 1000),
     "seed": (0, 2**31 - 1),
 }
 SEEDS_MAX = 5
-IMGSZ_MULTIPLE = 32
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
