@@ -30,6 +30,8 @@ TERMINAL_STATES = frozenset(
 ACTIVE_STATES = frozenset(set(JobState) - TERMINAL_STATES)
 # A person may ask to stop these; `cancelling` already is being stopped.
 CANCELLABLE_STATES = frozenset({JobState.SUBMITTED, JobState.QUEUED, JobState.RUNNING})
+# Ended without a result, and not because a person asked (that is `cancelled`).
+FAILED_STATES = frozenset({JobState.FAILED, JobState.LOST})
 # States the GPU service reports (its contract's); `submitted` and `lost` exist only here.
 REMOTE_STATES = frozenset(JOB_STATES)
 
@@ -39,6 +41,8 @@ def job_states_public() -> dict[str, list[str]]:
     return {
         "terminal": sorted(TERMINAL_STATES),
         "cancellable": sorted(CANCELLABLE_STATES),
+        "failure": sorted(FAILED_STATES),
+        "success": [JobState.SUCCEEDED.value],
     }
 
 

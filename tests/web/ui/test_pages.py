@@ -195,12 +195,24 @@ def test_a_running_job_page_polls_and_shows_progress(
     assert config["states"] == {
         "terminal": ["cancelled", "failed", "lost", "succeeded"],
         "cancellable": ["queued", "running", "submitted"],
+        "failure": ["failed", "lost"],
+        "success": ["succeeded"],
     }
     assert config["status_url"] == reverse("ui:job_status", kwargs={"job_id": running_training.id})
     assert len(config["epochs"]) == 2
     assert 'data-testid="job-cancel"' in html
     assert "40.0%" in html
     assert 'id="fig-epoch" data-testid="fig-epoch">2 / 2<' in html
+
+
+def test_the_job_page_script_lists_no_job_state_of_its_own() -> None:
+    from pathlib import Path
+
+    from jobs.models import JobState
+
+    script = (Path(__file__).resolve().parents[3] / "web/ui/static/ui/js/job.js").read_text()
+    for state in JobState.values:
+        assert f'"{state}"' not in script, state
 
 
 def test_the_status_view_reports_state_progress_epochs_and_log(

@@ -4,10 +4,14 @@
 (function () {
   "use strict";
 
-  var states = { terminal: [], cancellable: [] };
+  var states = { terminal: [], cancellable: [], failure: [], success: [] };
+
+  function isIn(kind, state) {
+    return (states[kind] || []).indexOf(state) !== -1;
+  }
 
   function isTerminal(state) {
-    return states.terminal.indexOf(state) !== -1;
+    return isIn("terminal", state);
   }
 
   function $(id) {
@@ -26,16 +30,16 @@
 
   function renderProgress(job) {
     var p = job.progress || {};
+    // The status document says 1 for a succeeded job.
     var fraction = typeof p.fraction === "number" ? p.fraction : 0;
-    if (job.state === "succeeded") fraction = 1;
     var pct = Math.round(fraction * 1000) / 10;
     var fill = document.querySelector("#job-progress > span");
     if (fill) fill.style.width = pct + "%";
     var bar = $("job-progress");
     if (bar) {
       bar.setAttribute("aria-valuenow", String(pct));
-      bar.classList.toggle("ok", job.state === "succeeded");
-      bar.classList.toggle("bad", job.state === "failed" || job.state === "lost");
+      bar.classList.toggle("ok", isIn("success", job.state));
+      bar.classList.toggle("bad", isIn("failure", job.state));
     }
     text("job-percent", pct.toFixed(pct >= 100 ? 0 : 1) + "%");
     text("fig-seed", pair(p.seed, p.seeds));
@@ -51,7 +55,7 @@
     badge.className = "badge badge-" + job.state;
     badge.setAttribute("data-state", job.state);
     var cancel = $("job-cancel");
-    if (cancel && states.cancellable.indexOf(job.state) === -1) cancel.hidden = true;
+    if (cancel && !isIn("cancellable", job.state)) cancel.hidden = true;
   }
 
   function renderLog(lines) {
