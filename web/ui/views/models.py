@@ -17,6 +17,8 @@ from registry.services import model_version_set_stage
 from ui import presenters
 from ui.pages import PLACEHOLDER_ID, render_page
 
+STAGES = list(Stage.values)
+
 
 @login_required
 @require_GET
@@ -29,7 +31,7 @@ def model_list(request: HttpRequest) -> HttpResponse:
             "versions": versions,
             "serving": next((v for v in versions if v["stage"] == "serving"), None),
             "events": [presenters.event_row(event=e) for e in model_events_recent()],
-            "stages": list(Stage.values),
+            "stages": STAGES,
             "placeholder_id": PLACEHOLDER_ID,
         },
         section="models",
