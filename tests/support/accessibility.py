@@ -32,7 +32,7 @@ _RUN = """async () => {
   }));
 }"""
 
-# Records, from before the first script of every page, each text that lands in a live
+# Records, from the end of every page's parsing, each text that lands in a live
 # region (aria-live polite/assertive, role status/alert/log), with the page it was on.
 # sessionStorage keeps the record across the reload a finished job's page does.
 LIVE_RECORDER = """(() => {
@@ -53,22 +53,37 @@ LIVE_RECORDER = """(() => {
     if (!text) return;
     let seen = [];
     try { seen = JSON.parse(sessionStorage.getItem(KEY) || "[]"); } catch (e) { seen = []; }
-    seen.push({ text: text, path: location.pathname, id: region.id || "" });
+    const last = seen[seen.length - 1];
+    const id = region.id || "";
+    if (last && last.text === text && last.id === id && last.path === location.pathname) return;
+    seen.push({ text: text, path: location.pathname, id: id });
     try { sessionStorage.setItem(KEY, JSON.stringify(seen)); } catch (e) { /* full */ }
   };
   const start = () => {
     new MutationObserver((mutations) => {
       const regions = new Set();
       for (const m of mutations) {
+        if (m.type === "attributes") {
+          // A progress bar's spoken value, read when the bar is reached, not announced.
+          const text = m.target.getAttribute("aria-valuetext") || "";
+          if (text) record({ textContent: text, id: m.target.id });
+          continue;
+        }
         const target = m.target.nodeType === 1 ? m.target : m.target.parentElement;
         const region = live(target);
         if (region) regions.add(region);
       }
       regions.forEach(record);
-    }).observe(document.documentElement, { subtree: true, childList: true, characterData: true });
+    }).observe(document.documentElement, {
+      subtree: true,
+      childList: true,
+      characterData: true,
+      attributeFilter: ["aria-valuetext"],
+    });
   };
-  if (document.documentElement) start();
-  else document.addEventListener("DOMContentLoaded", start);
+  // From the end of parsing: what the server rendered into a region is not announced by
+  // screen readers, so it does not count; only what scripts change afterwards does.
+  document.addEventListener("DOMContentLoaded", start);
 })();"""
 
 
@@ -124,7 +139,9 @@ _FOCUS = """() => {
     tag: el.tagName.toLowerCase(),
     id: el.id,
     testid: el.getAttribute("data-testid") || "",
-    text: (el.innerText || el.value || el.getAttribute("aria-label") || "").trim().slice(0, 80),
+    text: (el.innerText || el.value || "").trim().slice(0, 80),
+    label: el.getAttribute("aria-label")
+      || (el.labels && el.labels[0] ? el.labels[0].innerText : ""),
     href: el.getAttribute("href") || "",
     focusVisible: el.matches(":focus-visible"),
     outlineStyle: style.outlineStyle,

@@ -115,7 +115,9 @@
       onDone: function (data) {
         var job = data.job;
         var end = "Job " + job.state + ".";
-        if (job.error && job.error.message) end = "Job " + job.state + ": " + job.error.message;
+        // Why it failed is worth hearing; "cancelled: the job was cancelled" is not.
+        var failed = job.state === "failed" || job.state === "lost";
+        if (failed && job.error && job.error.message) end = "Job " + job.state + ": " + job.error.message;
         if (window.carrilAnnounceAfterReload) window.carrilAnnounceAfterReload(end);
         window.location.reload();
       },
