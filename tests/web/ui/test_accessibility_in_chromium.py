@@ -357,3 +357,16 @@ def test_a_model_version_page_offers_its_weights_to_any_signed_in_user(
         page.keyboard.press("Enter")
     assert download.value.suggested_filename == f"yolov8n-best-{version.fingerprint[:12]}.pt"
     assert Path(download.value.path()).read_bytes() == b"not really a checkpoint"
+
+
+def test_the_dashboard_keeps_the_keyboard_s_place_when_it_refreshes(
+    open_page: Callable[..., Any], owner: User, running_training: Job, dataset: Dataset
+) -> None:
+    page = open_page("/", user=owner)
+    link = f"/jobs/{running_training.id}/"
+    tab_to(page, lambda f: f["href"] == link)
+    # A new job changes the recent-jobs fragment the dashboard swaps in on its next poll.
+    newer = training_job(owner=owner, dataset=dataset, state="queued", progress={})
+    page.wait_for_selector(f"#dashboard-jobs a[href='/jobs/{newer.id}/']", timeout=15_000)
+    assert focused(page)["href"] == link
+    assert_focus_visible(page)
