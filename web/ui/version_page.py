@@ -19,6 +19,7 @@ METRIC_LABELS = {
     "precision": "Precision",
     "recall": "Recall",
     "fitness": "Fitness",
+    "best_seed": "Best seed",
 }
 
 
@@ -28,7 +29,9 @@ def _metrics(raw: dict[str, Any]) -> list[dict[str, Any]]:
         value = raw.get(key)
         if isinstance(value, bool) or not isinstance(value, int | float):
             continue  # only the figures; nested records belong to the job page
-        rows.append({"label": METRIC_LABELS.get(key, key), "value": value})
+        rows.append(
+            {"label": METRIC_LABELS.get(key, key), "value": value, "whole": isinstance(value, int)}
+        )
     return rows
 
 
