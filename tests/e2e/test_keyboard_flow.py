@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.stack import ROOT, Stack
 from tests.e2e.synthetic_dataset import dataset_zip
 from tests.support.accessibility import (
     LIVE_RECORDER,
@@ -31,6 +30,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 TRAINING_TIMEOUT_MS = 150_000
 INFERENCE_TIMEOUT_MS = 90_000
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "e2e-keyboard"
 
 
@@ -122,7 +122,7 @@ def _open(browser: Any, audit: AxeAudit, prefix: str) -> Keyboard:
     return Keyboard(page, audit, prefix)
 
 
-def _sign_in(keys: Keyboard, *, stack: Stack, username: str) -> None:
+def _sign_in(keys: Keyboard, *, stack: Any, username: str) -> None:
     keys.page.goto(f"{stack.web_url}/")
     assert "/login/" in keys.page.url
     assert focused(keys.page)["id"] == "id_username"  # autofocus: no Tab needed
@@ -150,7 +150,7 @@ def _fill_training(keys: Keyboard, *, epochs: int) -> None:
     keys.page.wait_for_selector("[data-testid=job-progress]")
 
 
-def test_the_main_flow_by_keyboard_alone(browser, stack: Stack, tmp_path: Path) -> None:
+def test_the_main_flow_by_keyboard_alone(browser, stack: Any, tmp_path: Path) -> None:
     audit = AxeAudit(artifacts=ARTIFACTS, suite="keyboard-flow")
     keys = _open(browser, audit, "user")
     page = keys.page

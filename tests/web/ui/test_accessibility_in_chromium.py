@@ -24,7 +24,6 @@ from jobs.models import Job
 from registry.models import ModelEvent, ModelVersion
 
 from tests.e2e.conftest import browser, chromium_path  # noqa: F401 (fixtures)
-from tests.e2e.stack import ROOT
 from tests.support.accessibility import (
     LIVE_RECORDER,
     AxeAudit,
@@ -38,6 +37,7 @@ from tests.web.ui.conftest import training_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+ROOT = Path(__file__).resolve().parents[3]
 ARTIFACTS = ROOT / "test-artifacts" / "accessibility"
 
 
@@ -370,3 +370,29 @@ def test_the_dashboard_keeps_the_keyboard_s_place_when_it_refreshes(
     page.wait_for_selector(f"#dashboard-jobs a[href='/jobs/{newer.id}/']", timeout=15_000)
     assert focused(page)["href"] == link
     assert_focus_visible(page)
+
+
+def test_a_refused_weights_import_is_announced_and_takes_the_focus(
+    open_page: Callable[..., Any], audit: AxeAudit, admin: User, fake_gpu: Any, tmp_path: Path
+) -> None:
+    fake_gpu.weights_rejected = True  # the GPU service's answer to a file it cannot load
+    weights = tmp_path / "not-a-model.pt"
+    weights.write_bytes(b"this is no checkpoint")
+    page = open_page("/models/", user=admin)
+    tab_to(page, lambda f: f["id"] == "id_import_name")
+    page.keyboard.type("mystery")
+    tab_to(page, lambda f: f["id"] == "id_import_file")
+    with page.expect_file_chooser() as chooser:
+        page.keyboard.press("Space")
+    chooser.value.set_files(str(weights))
+    tab_to(page, lambda f: f["text"] == "Import")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.activeElement.matches('[data-upload-errors]')", timeout=30_000
+    )
+    assert_focus_visible(page)
+    heard = [a["text"] for a in announcements(page)]
+    assert any("WEIGHTS_REJECTED" in text for text in heard), heard
+    assert not ModelVersion.objects.filter(name="mystery").exists()
+    audit.check(page, "import refused")
+    _shot(page, "import-refused")
