@@ -119,8 +119,10 @@ def everything(
     Job.objects.filter(id__in=[finished_training.id, finished_inference.id]).update(owner=admin)
     jobs = {"succeeded": finished_training, "inferred": finished_inference}
     for state, fields in {
+        "submitted": {"progress": {}, "gpu_job_id": ""},
         "queued": {"progress": {}},
         "running": {},
+        "cancelling": {},
         "failed": {
             "error_code": "CUDA_OOM",
             "error_message": "The GPU ran out of memory; try a smaller batch size.",
@@ -129,9 +131,8 @@ def everything(
         "cancelled": {"error_code": "CANCELLED", "finished_at": timezone.now()},
         "lost": {"error_code": "LOST", "error_message": "The GPU service lost it."},
     }.items():
-        jobs[state] = training_job(
-            owner=admin, dataset=dataset, state=state, gpu_job_id=f"gpu-{state}", **fields
-        )
+        fields.setdefault("gpu_job_id", f"gpu-{state}")
+        jobs[state] = training_job(owner=admin, dataset=dataset, state=state, **fields)
     _job_log(storage, jobs["running"], lines=400)
     trained = ModelVersion.objects.get(source_job=finished_training)
     _weights(storage, trained.fingerprint)
