@@ -10,6 +10,7 @@ a job moves is driven here by writing the job's row, exactly what the reconciler
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from accounts.models import ApiToken
 from datasets.models import Dataset
 from django.contrib.auth.models import User
+from django.db import OperationalError
 from django.test import Client
 from django.utils import timezone
 from jobs.models import Job
@@ -86,6 +88,20 @@ def open_page(browser: Any, live_server: Any) -> Iterator[Callable[..., Any]]:  
     yield open_
     for context in contexts:
         context.close()  # closing twice is harmless
+
+
+def _write(action: Callable[[], Any]) -> Any:
+    """A write while the live server's threads read: the test database is SQLite with a
+    shared cache, whose table locks make a writer meeting a reader fail at once rather
+    than wait. The reconciler's writes in production meet no such lock."""
+    for _ in range(50):
+        try:
+            return action()
+        except OperationalError as exc:
+            if "locked" not in str(exc):
+                raise
+            time.sleep(0.05)
+    return action()
 
 
 def _shot(page: Any, name: str) -> None:
@@ -272,9 +288,8 @@ def test_a_job_page_announces_each_state_change_and_the_end_of_the_job(
     job = training_job(owner=owner, dataset=dataset, state="queued", progress={})
     page = open_page(f"/jobs/{job.id}/", user=owner)
     page.wait_for_timeout(1500)  # at least one poll that finds nothing new
-    Job.objects.filter(id=job.id).update(
-        state="running", progress={"seed": 1, "seeds": 1, "epoch": 1, "epochs": 3, "fraction": 0.3}
-    )
+    running = {"seed": 1, "seeds": 1, "epoch": 1, "epochs": 3, "fraction": 0.3}
+    _write(lambda: Job.objects.filter(id=job.id).update(state="running", progress=running))
     page.wait_for_function(
         "() => document.getElementById('announcer').textContent === 'Job running.'"
     )
@@ -282,7 +297,11 @@ def test_a_job_page_announces_each_state_change_and_the_end_of_the_job(
         "() => document.getElementById('job-progress').getAttribute('aria-valuetext')"
         " === '30.0%, seed 1 of 1, epoch 1 of 3'"
     )
-    Job.objects.filter(id=job.id).update(state=end, finished_at=timezone.now(), **fields)
+    _write(
+        lambda: Job.objects.filter(id=job.id).update(
+            state=end, finished_at=timezone.now(), **fields
+        )
+    )
     page.wait_for_selector(f"[data-testid=job-state][data-state={end}]")
     page.wait_for_function(
         f"() => document.getElementById('announcer').textContent === {heard!r}", timeout=15_000
@@ -372,7 +391,7 @@ def test_the_dashboard_keeps_the_keyboard_s_place_when_it_refreshes(
     link = f"/jobs/{running_training.id}/"
     tab_to(page, lambda f: f["href"] == link)
     # A new job changes the recent-jobs fragment the dashboard swaps in on its next poll.
-    newer = training_job(owner=owner, dataset=dataset, state="queued", progress={})
+    newer = _write(lambda: training_job(owner=owner, dataset=dataset, state="queued", progress={}))
     page.wait_for_selector(f"#dashboard-jobs a[href='/jobs/{newer.id}/']", timeout=15_000)
     assert focused(page)["href"] == link
     assert_focus_visible(page)
