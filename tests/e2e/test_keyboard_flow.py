@@ -92,8 +92,13 @@ class Keyboard:
             self.press("Enter")
         return Path(download.value.path())
 
-    def said(self) -> list[str]:
-        return [a["text"] for a in announcements(self.page) if a["id"] == "announcer"]
+    def said(self, path: str | None = None) -> list[str]:
+        """What the page's live region said, on the page at `path` or on any."""
+        return [
+            a["text"]
+            for a in announcements(self.page)
+            if a["id"] == "announcer" and path in (None, a["path"])
+        ]
 
     def wait_for_end(self, *, timeout_ms: int) -> str:
         """The job page polls, then reloads once the job is over; the end is announced."""
@@ -173,6 +178,7 @@ def test_the_main_flow_by_keyboard_alone(browser, stack: Any, tmp_path: Path) ->
             keys.press("Enter")
         page.wait_for_selector("[data-testid=dataset-name]")
         assert page.inner_text("[data-testid=dataset-images]") == "8"
+        assert keys.said("/datasets/")[0] == "Uploading…", keys.said()
         page.wait_for_selector("[data-testid=sample-image].drawn svg rect")
         keys.check("dataset")
 
@@ -191,11 +197,10 @@ def test_the_main_flow_by_keyboard_alone(browser, stack: Any, tmp_path: Path) ->
         assert keys.wait_for_end(timeout_ms=TRAINING_TIMEOUT_MS) == "succeeded", (
             page.inner_text("body") + stack.logs()
         )
-        said = keys.said()
+        said = keys.said(job_path)
         if rendered != "running":  # the job may be running by the time its page renders
             assert "Job running." in said, (rendered, said)
         assert said[-1] == "Job succeeded.", said
-        assert all(a["path"] == job_path for a in announcements(page) if a["id"] == "announcer")
         # While it ran, the bar's spoken value followed the epochs.
         spoken = [a["text"] for a in announcements(page) if a["id"] == "job-progress"]
         assert any(", epoch " in text for text in spoken), spoken

@@ -74,6 +74,10 @@
     }
   }
 
+  function announce(message) {
+    if (window.carrilAnnounce) window.carrilAnnounce(message);
+  }
+
   function csrfToken(form) {
     var input = form.querySelector("input[name=csrfmiddlewaretoken]");
     return input ? input.value : "";
@@ -102,6 +106,9 @@
       if (errors) { errors.hidden = true; errors.innerHTML = ""; }
       if (bar) { bar.hidden = false; bar.classList.remove("bad", "ok"); }
       if (button) button.disabled = true;
+      // Said once, not at every progress event: the status line below the bar changes
+      // many times a second and is not a live region for that reason.
+      announce("Uploading…");
 
       xhr.upload.addEventListener("progress", function (e) {
         if (!e.lengthComputable) return;
@@ -113,7 +120,9 @@
       xhr.upload.addEventListener("load", function () {
         if (fill) fill.style.width = "100%";
         if (bar) bar.setAttribute("aria-valuenow", "100");
-        if (status) status.textContent = form.getAttribute("data-processing-text") || "Uploaded; the server is checking it…";
+        var processing = form.getAttribute("data-processing-text") || "Uploaded; the server is checking it…";
+        if (status) status.textContent = processing;
+        announce(processing);
       });
       xhr.addEventListener("load", function () {
         var body = null;
