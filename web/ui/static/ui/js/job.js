@@ -41,7 +41,11 @@
       bar.classList.toggle("ok", isIn("success", job.state));
       bar.classList.toggle("bad", isIn("failure", job.state));
     }
-    text("job-percent", pct.toFixed(pct >= 100 ? 0 : 1) + "%");
+    var percentText = pct.toFixed(pct >= 100 ? 0 : 1) + "%";
+    text("job-percent", percentText);
+    if (bar && window.carrilProgressText) {
+      bar.setAttribute("aria-valuetext", window.carrilProgressText(p, percentText, job.state));
+    }
     text("fig-seed", pair(p.seed, p.seeds));
     text("fig-epoch", pair(p.epoch, p.epochs));
     text("fig-batch", pair(p.batch, p.batches));
@@ -51,6 +55,12 @@
   function renderState(job) {
     var badge = $("job-state");
     if (!badge) return;
+    var before = badge.getAttribute("data-state");
+    // The end of a job is announced after the reload that follows it (onDone), once.
+    var ends = isTerminal(job.state);
+    if (before !== job.state && !ends && window.carrilAnnounce) {
+      window.carrilAnnounce("Job " + job.state + ".");
+    }
     badge.textContent = job.state;
     badge.className = "badge badge-" + job.state;
     badge.setAttribute("data-state", job.state);
@@ -112,7 +122,13 @@
       isDone: function (data) {
         return isTerminal(data.job.state);
       },
-      onDone: function () {
+      onDone: function (data) {
+        var job = data.job;
+        var end = "Job " + job.state + ".";
+        // Why it failed is worth hearing; "cancelled: the job was cancelled" is not.
+        var failed = isIn("failure", job.state);
+        if (failed && job.error && job.error.message) end = "Job " + job.state + ": " + job.error.message;
+        if (window.carrilAnnounceAfterReload) window.carrilAnnounceAfterReload(end);
         window.location.reload();
       },
     });
