@@ -1,4 +1,5 @@
-"""`make run`'s launcher: secrets made once, three processes kept up, all stopped together."""
+"""`make run`'s launcher: three processes kept up, all stopped together. (Its command lines
+and secrets: tests/carril_stack/test_stack_commands.py.)"""
 
 from __future__ import annotations
 
@@ -15,8 +16,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-import carril_run
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -24,28 +23,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def test_a_secret_is_created_once_readable_only_by_its_owner(tmp_path):
-    path = tmp_path / "secrets" / "token"
-    first = carril_run.read_or_create_secret(path)
-    second = carril_run.read_or_create_secret(path)
-    assert first == second
-    assert len(first) >= 32
-    assert path.stat().st_mode & 0o777 == 0o600
-
-
-def test_the_environment_keeps_given_secrets_and_generates_the_missing_ones(tmp_path, monkeypatch):
-    monkeypatch.setenv("CARRIL_STORAGE", str(tmp_path))
-    monkeypatch.setenv("CARRIL_GPU_SERVICE_TOKEN", "given-token")
-    monkeypatch.delenv("CARRIL_SECRET_KEY", raising=False)
-    monkeypatch.delenv("CARRIL_DEMO_PASSWORD", raising=False)
-    env, demo_password = carril_run.build_environment()
-    assert env["CARRIL_GPU_SERVICE_TOKEN"] == "given-token"
-    assert not (tmp_path / "secrets" / "gpu_service_token").exists()
-    assert env["CARRIL_SECRET_KEY"] == (tmp_path / "secrets" / "django_secret_key").read_text()
-    assert demo_password == (tmp_path / "secrets" / "demo_password").read_text()
-    assert env["CARRIL_GPU_SERVICE_URL"] == "http://127.0.0.1:8001"
 
 
 class Output:

@@ -11,6 +11,7 @@ SOURCES = [
     "web",
     "bench",
     "carril_run.py",
+    "carril_stack",
     "deploy",
     "docker-compose.yml",
     "docker-compose.simulated.yml",
