@@ -19,14 +19,16 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[2]
+from carril_stack import commands
+
+ROOT = commands.ROOT
+COMMAND = commands.gpu_service()  # `make run`'s own command line
 TERMINAL = {"succeeded", "failed", "cancelled"}
 
 
@@ -85,8 +87,8 @@ class GpuServiceProcess:
         env = {**os.environ, **self.env, "PYTHONPATH": str(ROOT)}
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "gpu_service"],
-                cwd=ROOT,
+                COMMAND.argv,
+                cwd=COMMAND.cwd,
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
