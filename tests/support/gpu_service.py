@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 
 from carril_stack import commands
+from tests.support.waiting import wait_until
 
 ROOT = commands.ROOT
 COMMAND = commands.gpu_service()  # `make run`'s own command line
@@ -163,11 +164,4 @@ class GpuServiceProcess:
             time.sleep(0.05)
 
     def wait_until(self, predicate: Any, *, timeout_s: float = 60.0, what: str = "") -> Any:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}:\n{self.log_tail()}")
-            time.sleep(0.05)
+        return wait_until(predicate, timeout_s=timeout_s, what=what, logs=self.log_tail)

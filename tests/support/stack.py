@@ -37,6 +37,7 @@ from carril_stack import commands
 from carril_stack.commands import Command
 from tests.support.database import WebDatabase
 from tests.support.gpu_service import GpuServiceProcess, free_port
+from tests.support.waiting import wait_until
 
 PASSWORD = "stack-password-Quokka-93"
 TERMINAL_WEB = {"succeeded", "failed", "cancelled", "lost"}
@@ -305,14 +306,7 @@ class Stack:
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     def wait_until(self, predicate: Callable[[], Any], *, timeout_s: float, what: str) -> Any:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}:\n{self.logs()}")
-            time.sleep(0.1)
+        return wait_until(predicate, timeout_s=timeout_s, what=what, logs=self.logs, poll_s=0.1)
 
 
 def _dashed(value: Any) -> str:
