@@ -1,7 +1,7 @@
 """The soak: a seeded stream of mixed jobs while the GPU service and the reconciler are
 killed (SIGKILL) and started again at random, 20 times in all.
 
-On PostgreSQL (DATABASE_URL set) the web side is scaled out: two web processes create,
+On PostgreSQL (DATABASE_URL set) the web side is scaled out: two web-side processes create,
 deliver and cancel the jobs (each half of the stream, through the web app's own
 create-then-deliver-on-commit and cancel code, as a request would) and two reconcilers
 run side by side, each killed at random; still every job is delivered exactly once. On
