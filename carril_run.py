@@ -33,6 +33,12 @@ def log(message: str) -> None:
     print(f"[carril] {message}", flush=True)
 
 
+def build_environment() -> tuple[dict[str, str], str]:
+    """`make run`'s environment, from this process's, and the demo account's password."""
+    env = commands.environment(os.environ)
+    return env, env["CARRIL_DEMO_PASSWORD"]
+
+
 def prepare(env: dict[str, str]) -> None:
     for command in commands.preparation():
         subprocess.run(command.argv, cwd=command.cwd, env=env, check=True)
@@ -127,7 +133,8 @@ def run(*, env: dict[str, str], extra: Sequence[Command] = ()) -> int:
 
 
 def main() -> int:
-    return run(env=commands.environment(os.environ))
+    env, _ = build_environment()
+    return run(env=env)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""`make run`'s launcher: three processes kept up, all stopped together. (Its command lines
-and secrets: tests/carril_stack/test_stack_commands.py.)"""
+"""`make run`'s launcher: secrets made once, three processes kept up, all stopped together.
+(The command lines: tests/carril_stack/test_stack_commands.py.)"""
 
 from __future__ import annotations
 
@@ -15,9 +15,23 @@ from pathlib import Path
 import httpx
 import pytest
 
+import carril_run
 from tests.support.gpu_service import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_environment_keeps_given_secrets_and_generates_the_missing_ones(tmp_path, monkeypatch):
+    monkeypatch.setenv("CARRIL_STORAGE", str(tmp_path))
+    monkeypatch.setenv("CARRIL_GPU_SERVICE_TOKEN", "given-token")
+    monkeypatch.delenv("CARRIL_SECRET_KEY", raising=False)
+    monkeypatch.delenv("CARRIL_DEMO_PASSWORD", raising=False)
+    env, demo_password = carril_run.build_environment()
+    assert env["CARRIL_GPU_SERVICE_TOKEN"] == "given-token"
+    assert not (tmp_path / "secrets" / "gpu_service_token").exists()
+    assert env["CARRIL_SECRET_KEY"] == (tmp_path / "secrets" / "django_secret_key").read_text()
+    assert demo_password == (tmp_path / "secrets" / "demo_password").read_text()
+    assert env["CARRIL_GPU_SERVICE_URL"] == "http://127.0.0.1:8001"
 
 
 class Output:

@@ -14,16 +14,9 @@ def test_a_secret_is_created_once_readable_only_by_its_owner(tmp_path):
     assert path.stat().st_mode & 0o777 == 0o600
 
 
-def test_the_environment_keeps_given_secrets_and_generates_the_missing_ones(tmp_path):
-    env = commands.environment(
-        {"CARRIL_STORAGE": str(tmp_path), "CARRIL_GPU_SERVICE_TOKEN": "given-token"}
-    )
-    assert env["CARRIL_GPU_SERVICE_TOKEN"] == "given-token"
-    assert not (tmp_path / "secrets" / "gpu_service_token").exists()
-    assert env["CARRIL_SECRET_KEY"] == (tmp_path / "secrets" / "django_secret_key").read_text()
-    assert env["CARRIL_DEMO_PASSWORD"] == (tmp_path / "secrets" / "demo_password").read_text()
-    assert env["CARRIL_GPU_SERVICE_URL"] == "http://127.0.0.1:8001"
-    assert env["PYTHONPATH"].split(":")[:2] == [str(commands.WEB), str(commands.ROOT)]
+def test_the_environment_adds_the_import_paths_of_both_services(tmp_path):
+    env = commands.environment({"CARRIL_STORAGE": str(tmp_path), "PYTHONPATH": "/elsewhere"})
+    assert env["PYTHONPATH"].split(":") == [str(commands.WEB), str(commands.ROOT), "/elsewhere"]
 
 
 def test_make_run_serves_the_wsgi_app_where_the_environment_says():
