@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
 import httpx
 
@@ -258,7 +259,8 @@ class Stack:
     def token(self, username: str, *, url: str | None = None) -> str:
         response = httpx.post(
             f"{url or self.web_url}/api/v1/auth/token/",
-            json={"username": username, "password": self.password, "name": "tests"},
+            # A name of its own: a token made again under the same name may replace it.
+            json={"username": username, "password": self.password, "name": f"tests-{uuid4().hex}"},
             timeout=30,
         )
         assert response.status_code == 200, response.text
