@@ -1,11 +1,11 @@
 """The soak: a seeded stream of mixed jobs while the GPU service and the reconciler are
 killed (SIGKILL) and started again at random, 20 times in all.
 
-On PostgreSQL (DATABASE_URL set) the web side is scaled out: two web-side processes create,
-deliver and cancel the jobs (each half of the stream, through the web app's own
-create-then-deliver-on-commit and cancel code, as a request would) and two reconcilers
-run side by side, each killed at random; still every job is delivered exactly once. On
-SQLite, which has one writer, one of each.
+On PostgreSQL (DATABASE_URL set) the web side is scaled out: two submitters create and
+deliver the jobs (each half of the stream, with the web app's own create-then-deliver-
+on-commit code, as a request would), two web processes (gunicorn) take their cancels
+through the API, and two reconcilers run side by side, each killed at random; still
+every job is delivered exactly once. On SQLite, which has one writer, one of each.
 
 Afterwards every job has ended, none is lost, none ran twice (let alone twice at once),
 and the web database and the GPU service's journal tell the same story. Short diagnostic
@@ -77,19 +77,18 @@ def test_jobs_survive_twenty_random_kills_of_the_gpu_service_and_the_reconciler(
     )
     scale = 2 if web.database.postgres else 1  # web processes, and reconcilers
     try:
-        gpu.start()
-        web.prepare()
-        for index in range(scale):
-            web.reconciler_start(index)
+        web.start(users={"soak": "user"}, web=False, reconcilers=scale)
+        web_urls = [web.web_start() for _ in range(scale)]
         plan = _plan(rng)
         argv = [sys.executable, "-m", "tests.reliability.soak_submitter"]
         submitters, ids_paths = [], []
-        for index in range(scale):
+        for index, url in enumerate(web_urls):
             plan_path, ids_path = tmp_path / f"plan-{index}.json", tmp_path / f"ids-{index}.txt"
             plan_path.write_text(json.dumps(plan[index::scale]))
             ids_paths.append(ids_path)
             name = "submitter" if index == 0 else f"submitter-{index + 1}"
-            submitters.append(web.spawn(name, [*argv, str(plan_path), str(ids_path)]))
+            token = web.token("soak", url=url)
+            submitters.append(web.spawn(name, [*argv, str(plan_path), str(ids_path), url, token]))
 
         survivors: list[psutil.Process] = []  # workers of a killed GPU service
         kills = {"gpu": 0, "reconciler": 0}
@@ -151,9 +150,11 @@ def test_jobs_survive_twenty_random_kills_of_the_gpu_service_and_the_reconciler(
         assert ("succeeded", "") in outcomes
         assert any(state == "cancelled" for state, _ in outcomes)
         assert gpu.client.get("/v1/jobs", params={"state": "running"}).json()["jobs"] == []
-        # Scaled out, both reconcilers really took part.
+        # Scaled out, both reconcilers and both web processes really took part.
         for index in range(1, scale + 1):
-            log = storage / ("reconciler.log" if index == 1 else f"reconciler-{index}.log")
-            assert "reconciled: " in log.read_text(), web.logs()
+            suffix = "" if index == 1 else f"-{index}"
+            log = (storage / f"reconciler{suffix}.log").read_text()
+            assert "reconciled: " in log, web.logs()
+            assert "/cancel/" in (storage / f"web{suffix}.log").read_text(), web.logs()
     finally:
         web.stop()  # the GPU service and the database too
