@@ -28,7 +28,7 @@ def platform(tmp_path: Path):
 
 
 def _keys(web: Stack) -> list[str]:
-    return [job["idempotency_key"] for job in web.journal_jobs().values()]
+    return [job["web_job"] for job in web.journal_jobs().values()]
 
 
 KILL_AFTER_SUBMIT = """
@@ -78,5 +78,5 @@ def test_a_reconciler_killed_between_dispatch_and_recording_leaves_exactly_one_g
     )
 
     [gpu_job] = platform.journal_jobs().values()  # still exactly one
-    assert gpu_job["idempotency_key"] == job_id
+    assert gpu_job["web_job"] == job_id
     assert platform.web_jobs()[job_id]["gpu_job_id"] == gpu_job["id"]

@@ -128,9 +128,9 @@ def test_jobs_survive_twenty_random_kills_of_the_gpu_service_and_the_reconciler(
         assert {j["state"] for j in web_jobs.values()} <= {"succeeded", "failed", "cancelled"}
         by_key = {}
         for gpu_job in journal.values():
-            assert gpu_job["idempotency_key"] in web_jobs, gpu_job  # no stray GPU job
-            assert gpu_job["idempotency_key"] not in by_key  # one GPU job per web job
-            by_key[gpu_job["idempotency_key"]] = gpu_job
+            assert gpu_job["web_job"] in web_jobs, gpu_job  # no stray GPU job
+            assert gpu_job["web_job"] not in by_key  # one GPU job per web job
+            by_key[gpu_job["web_job"]] = gpu_job
         for job_id in ids:
             row = web_jobs[job_id]
             gpu_job = by_key.get(job_id)

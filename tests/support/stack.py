@@ -275,10 +275,7 @@ class Stack:
 
     # --- reading both sides ---------------------------------------------------------------
     def web_jobs(self) -> dict[str, dict[str, Any]]:
-        rows = self.database.rows(
-            "SELECT id, state, gpu_job_id, error_code, claimed_until, dispatch_attempts"
-            " FROM jobs_job"
-        )
+        rows = self.database.rows("SELECT * FROM jobs_job")
         # SQLite holds UUIDs as 32 hex digits, PostgreSQL as uuid; the API has dashes.
         return {_dashed(row["id"]): row | {"id": _dashed(row["id"])} for row in rows}
 
@@ -286,12 +283,15 @@ class Stack:
         self.database.execute(statement)
 
     def journal_jobs(self) -> dict[str, dict[str, Any]]:
+        """The GPU service's journal records by id, each with `web_job`: the web job it
+        runs for (its idempotency key where the journal has one, else its own id, which
+        is the web job's id once both sides share one id)."""
         with sqlite3.connect(self.gpu.storage / "journal.sqlite3", timeout=30) as db:
             db.row_factory = sqlite3.Row
-            rows = db.execute(
-                "SELECT id, idempotency_key, kind, state, attempt, error FROM jobs"
-            ).fetchall()
-        return {row["id"]: dict(row) for row in rows}
+            rows = [dict(row) for row in db.execute("SELECT * FROM jobs").fetchall()]
+        for row in rows:
+            row["web_job"] = row.get("idempotency_key") or row["id"]
+        return {row["id"]: row for row in rows}
 
     def jobs_create(self, specs: list[dict[str, Any]]) -> list[str]:
         """Create diagnostic jobs the way the API does (row, then delivery on commit)."""
