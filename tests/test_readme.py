@@ -7,11 +7,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [
+    "carril_stack",
     "gpu_service",
     "web",
     "bench",
     "carril_run.py",
-    "carril_stack",
     "deploy",
     "docker-compose.yml",
     "docker-compose.simulated.yml",
