@@ -113,7 +113,7 @@ def test_jobs_survive_twenty_random_kills_of_the_gpu_service_and_the_reconciler(
         for submitter in submitters:
             assert submitter.wait(timeout=120) == 0, web.logs()
         ids = [i for path in ids_paths for i in path.read_text().split()]
-        assert len(set(ids)) == JOBS
+        assert len(ids) == len(set(ids)) == JOBS
 
         def all_done() -> bool:
             jobs = web.web_jobs()
