@@ -42,6 +42,7 @@ class WebApp:
         )
         self.stack.start(users={BENCH_USER: "superuser"})
         self.url = self.stack.web_url
+        self.database_engine = self.stack.database.engine  # sqlite or postgresql
         self.client = self.stack.api(BENCH_USER, timeout_s=600)
 
     @property
