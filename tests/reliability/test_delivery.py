@@ -63,7 +63,7 @@ def test_a_reconciler_killed_between_dispatch_and_recording_leaves_exactly_one_g
 
     row = platform.web_jobs()[job_id]
     assert row["state"] == "submitted"
-    assert row["gpu_job_id"] == ""  # never recorded
+    assert not row["delivered"]  # never recorded
     assert row["claimed_until"] is not None  # the dead reconciler's claim
     assert _keys(platform) == [job_id]  # but the GPU service has it
 
@@ -79,4 +79,4 @@ def test_a_reconciler_killed_between_dispatch_and_recording_leaves_exactly_one_g
 
     [gpu_job] = platform.journal_jobs().values()  # still exactly one
     assert gpu_job["web_job"] == job_id
-    assert platform.web_jobs()[job_id]["gpu_job_id"] == gpu_job["id"]
+    assert platform.web_jobs()[job_id]["delivered"]

@@ -275,9 +275,19 @@ class Stack:
 
     # --- reading both sides ---------------------------------------------------------------
     def web_jobs(self) -> dict[str, dict[str, Any]]:
-        rows = self.database.rows("SELECT * FROM jobs_job")
-        # SQLite holds UUIDs as 32 hex digits, PostgreSQL as uuid; the API has dashes.
-        return {_dashed(row["id"]): row | {"id": _dashed(row["id"])} for row in rows}
+        """The web's job rows by id, each with `delivered`: the row records that the GPU
+        service has the job (a `gpu_job_id` while the web keeps a second id; once one id
+        is shared (issue 11), `dispatched_at`)."""
+        jobs = {}
+        for row in self.database.rows("SELECT * FROM jobs_job"):
+            # SQLite holds UUIDs as 32 hex digits, PostgreSQL as uuid; the API has dashes.
+            row["id"] = _dashed(row["id"])
+            if "gpu_job_id" in row:
+                row["delivered"] = bool(row["gpu_job_id"])
+            else:
+                row["delivered"] = row["dispatched_at"] is not None
+            jobs[row["id"]] = row
+        return jobs
 
     def web_execute(self, statement: str) -> None:
         self.database.execute(statement)
