@@ -94,10 +94,13 @@ def stop_all(children: list[Supervised]) -> None:
     log("stopped")
 
 
-def run(*, env: dict[str, str], extra: Sequence[Command] = ()) -> int:
+def run(
+    *, env: dict[str, str], demo_password: str | None = None, extra: Sequence[Command] = ()
+) -> int:
     """Prepare, start `extra` (started first, in order) and Carril's three processes, keep
     them up until SIGINT/SIGTERM, then stop them all. `env` comes from
-    `commands.environment()`, where a launcher adds its own settings."""
+    `commands.environment()`, where a launcher adds its own settings; `demo_password`,
+    if given, is shown with the address."""
     log(f"storage: {env['CARRIL_STORAGE']}")
     prepare(env)
 
@@ -116,7 +119,8 @@ def run(*, env: dict[str, str], extra: Sequence[Command] = ()) -> int:
     host = env.get("CARRIL_WEB_HOST", "127.0.0.1")
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host  # noqa: S104 - display only
     log(f"Carril is up: http://{shown}:{env['CARRIL_WEB_PORT']}/")
-    log(f"sign in as demo / {env['CARRIL_DEMO_PASSWORD']}")
+    if demo_password:
+        log(f"sign in as demo / {demo_password}")
     log("Ctrl-C stops everything")
 
     while not stopping:
@@ -133,8 +137,8 @@ def run(*, env: dict[str, str], extra: Sequence[Command] = ()) -> int:
 
 
 def main() -> int:
-    env, _ = build_environment()
-    return run(env=env)
+    env, demo_password = build_environment()
+    return run(env=env, demo_password=demo_password)
 
 
 if __name__ == "__main__":
