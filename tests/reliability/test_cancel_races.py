@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from jobs.delivery import job_dispatch
 from jobs.models import Job
 from jobs.reconciler import reconcile_once
-from jobs.services import job_cancel, job_dispatch
+from jobs.services import job_cancel
 
 
 def test_a_cancel_that_races_delivery_reaches_the_gpu_service_even_if_it_was_down(
@@ -24,10 +25,10 @@ def test_a_cancel_that_races_delivery_reaches_the_gpu_service_even_if_it_was_dow
     job_dispatch(job_id=job.id, client=client)
     job.refresh_from_db()
     assert job.state == "cancelled"
-    assert job.gpu_job_id  # we know which GPU job it became
+    assert job.dispatched_at  # the GPU service has it, under the job's own id
 
     fake_gpu.up = True
     for _ in range(2):
         reconcile_once(client=fake_gpu.client())
 
-    assert fake_gpu.jobs[job.gpu_job_id]["state"] == "cancelling"
+    assert fake_gpu.jobs[str(job.id)]["state"] == "cancelling"
