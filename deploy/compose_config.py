@@ -12,7 +12,9 @@ top-level `name` (the smoke test names its project with `--project-name`) and ke
 resolved configuration, which is what `!reset` means. `finish` applies those removals
 and, with `--no-gpus`, drops every NVIDIA device reservation and `runtime: nvidia` (a
 machine without the NVIDIA runtime refuses to start such a container); `--image` swaps a
-service's image (stand-in images on a machine without a registry). Needs PyYAML.
+service's image (stand-in images on a machine without a registry); `--drop-ulimit` removes
+a ulimit that the engine may not raise (memlock inside a container without
+CAP_SYS_RESOURCE). Needs PyYAML.
 """
 
 from __future__ import annotations
@@ -129,7 +131,12 @@ def without_gpus(data: dict[str, Any]) -> list[str]:
 
 
 def finish(
-    data: dict[str, Any], *, resets: list[list[str]], no_gpus: bool, images: dict[str, str]
+    data: dict[str, Any],
+    *,
+    resets: list[list[str]],
+    no_gpus: bool,
+    images: dict[str, str],
+    drop_ulimits: tuple[str, ...] = (),
 ) -> list[str]:
     notes = []
     for path in resets:
@@ -142,6 +149,13 @@ def finish(
             raise SystemExit(f"compose_config: no service {service!r} to give image {image!r}")
         data["services"][service]["image"] = image
         notes.append(f"{service}: image {image}")
+    for name, service in data.get("services", {}).items():
+        ulimits = service.get("ulimits") or {}
+        for ulimit in drop_ulimits:
+            if ulimits.pop(ulimit, None) is not None:
+                notes.append(f"{name}: ulimit {ulimit} left to the engine")
+        if "ulimits" in service and not ulimits:
+            del service["ulimits"]
     return notes
 
 
@@ -158,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     two.add_argument("--resets", type=Path, nargs="*", default=[])
     two.add_argument("--no-gpus", action="store_true")
     two.add_argument("--image", action="append", default=[], metavar="SERVICE=IMAGE")
+    two.add_argument("--drop-ulimit", action="append", default=[], metavar="NAME")
     args = parser.parse_args(argv)
 
     if args.command == "portable":
@@ -169,7 +184,14 @@ def main(argv: list[str] | None = None) -> int:
     resets = [path for file in args.resets for path in json.loads(file.read_text())]
     images = dict(item.split("=", 1) for item in args.image)
     data = load(args.resolved)
-    for note in finish(data, resets=resets, no_gpus=args.no_gpus, images=images):
+    notes = finish(
+        data,
+        resets=resets,
+        no_gpus=args.no_gpus,
+        images=images,
+        drop_ulimits=tuple(args.drop_ulimit),
+    )
+    for note in notes:
         print(f"compose_config: {note}", file=sys.stderr)
     dump(data, args.out)
     return 0

@@ -33,7 +33,7 @@ files() {
 
 mapfile -t workflows < <(files '.github/workflows/*.yml' '.github/workflows/*.yaml')
 mapfile -t shell_scripts < <(files '*.sh' '.ci/run')
-mapfile -t dockerfiles < <(files 'Dockerfile*')
+mapfile -t dockerfiles < <(files 'Dockerfile*' '*.Dockerfile')
 
 # The override uses Compose's `!reset` tag, which a plain YAML loader refuses; read it with
 # one that knows the tag, then validate what Compose would read.

@@ -76,8 +76,28 @@ def test_the_compose_job_builds_both_images_then_runs_the_smoke_test():
 
 def test_the_smoke_script_uses_the_simulated_override_and_always_tears_down():
     script = (ROOT / "deploy" / "compose-smoke.sh").read_text()
-    assert "-f docker-compose.yml -f docker-compose.simulated.yml" in script
+    # Both files, made readable by Compose v1 too, resolved, then rewritten without GPUs.
+    assert "for file in docker-compose.yml docker-compose.simulated.yml; do" in script
+    assert "compose_config.py portable" in script
+    assert "compose_config.py finish" in script
+    assert "--no-gpus" in script
     assert "trap cleanup EXIT" in script
     cleanup = script.split("cleanup() {", 1)[1].split("\n}", 1)[0]
     assert "down --volumes" in cleanup
     assert "python3 deploy/smoke_test.py" in script
+
+
+def test_the_smoke_script_restarts_the_gpu_container_during_the_training():
+    script = (ROOT / "deploy" / "compose-smoke.sh").read_text()
+    assert "restart --timeout 60 gpu" in script
+    assert '--restart-during-training "${restart_gpu}"' in script
+    assert "start-up recovery: 1 resumed" in script
+
+
+def test_the_smoke_script_needs_nothing_that_only_compose_v2_has():
+    script = (ROOT / "deploy" / "compose-smoke.sh").read_text()
+    # v1 has no `up --wait`: the script polls the healthchecks itself.
+    commands = [line for line in script.splitlines() if not line.lstrip().startswith("#")]
+    assert not any("--wait" in line for line in commands)
+    assert any("up --detach --no-build" in line for line in commands)
+    assert "docker-compose" in script
