@@ -27,6 +27,10 @@ project="carril-smoke-${GITHUB_RUN_ID:-$$}"
 port="${CARRIL_WEB_PORT:-18000}"
 python="${CARRIL_SMOKE_PYTHON:-python3}"
 epochs="${CARRIL_SMOKE_EPOCHS:-12}"
+if ! "${python}" -c "import yaml" 2>/dev/null; then
+    echo "smoke: ${python} has no PyYAML (Debian/Ubuntu: python3-yaml), or set CARRIL_SMOKE_PYTHON" >&2
+    exit 1
+fi
 workdir="$(mktemp -d)"
 # The env file and the resolved configuration hold the generated secrets.
 chmod 0700 "${workdir}"
