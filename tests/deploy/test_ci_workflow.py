@@ -101,3 +101,23 @@ def test_the_smoke_script_needs_nothing_that_only_compose_v2_has():
     assert not any("--wait" in line for line in commands)
     assert any("up --detach --no-build" in line for line in commands)
     assert "docker-compose" in script
+
+
+def test_the_ci_script_runs_the_compose_smoke_test_after_the_tests():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make compose-smoke" in ci
+    assert ci.index("make test") < ci.index("make compose-smoke")
+    makefile = (ROOT / "Makefile").read_text()
+    target = makefile.split("\ncompose-smoke:", 1)[1].split("\n\n", 1)[0]
+    assert "bash scripts/compose-smoke-local.sh" in target
+
+
+def test_the_local_smoke_test_builds_the_dockerfiles_with_only_build_arguments_added():
+    script = (ROOT / "scripts" / "compose-smoke-local.sh").read_text()
+    # The images are built from the repository's Dockerfiles, less the `# syntax=` line
+    # (it would fetch the frontend from Docker Hub); everything else is build arguments.
+    assert """sed '1{/^# syntax=/d}' "Dockerfile.${name}\"""" in script
+    assert '--build-arg PYTHON_IMAGE="${python_image}"' in script
+    assert "--build-arg PIP_NO_INDEX=1" in script
+    assert "127.0.0.1:${wheel_port}" in script
+    assert "bash deploy/compose-smoke.sh" in script
