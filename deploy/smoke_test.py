@@ -1,8 +1,11 @@
 """End-to-end smoke test of a running Carril, through its public REST API only.
 
-Signs in, uploads a tiny generated dataset, trains one epoch, waits for success, promotes
-the trained model (as an administrator), runs an inference with it and checks the
-detections JSON. Standard library only, so it runs from any Python 3.11 on the host:
+Signs in, uploads a tiny generated dataset, trains (one epoch unless `--epochs`), waits for
+success, promotes the trained model (as an administrator), runs an inference with it and
+checks the detections JSON. With `--restart-during-training COMMAND` it runs COMMAND (one
+that restarts the GPU service) once the training reports its second epoch, and the
+training must still succeed. Standard library only, so it runs from any Python 3.11 on
+the host:
 
     CARRIL_DEMO_PASSWORD=... CARRIL_SMOKE_ADMIN_PASSWORD=... \\
         python3 deploy/smoke_test.py --base-url http://127.0.0.1:8000 --request-id smoke-1
