@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 REQS := requirements/web.txt requirements/gpu.txt requirements/dev.txt
 
-.PHONY: venv run test test-fast lint format bench gpu-check clean
+.PHONY: venv run test test-fast lint format bench gpu-check compose-smoke clean
 
 venv: $(STAMP)
 
@@ -37,6 +37,11 @@ bench: venv
 
 gpu-check: venv
 	$(PY) -m gpu_service.gpu_check
+
+# Builds both images and runs the Compose project on the simulated runtime, on a machine
+# without a container registry (scripts/compose-smoke-local.sh; docs/operations.md).
+compose-smoke: venv
+	bash scripts/compose-smoke-local.sh
 
 clean:
 	rm -rf $(VENV) var test-artifacts

@@ -1,19 +1,51 @@
 #!/usr/bin/env bash
 # Brings the Compose project up on the simulated runtime (no GPU needed), runs
-# deploy/smoke_test.py against it, checks that one request id shows up in both services'
-# logs, and tears everything down (volumes included) whatever happened.
+# deploy/smoke_test.py against it (upload, train, promote, infer), restarts the `gpu`
+# container in the middle of the training and checks that the training resumed and
+# succeeded, checks that one request id shows up in both services' logs, and tears
+# everything down (volumes included) whatever happened.
 #
-#   bash deploy/compose-smoke.sh          # CI runs this; works on a laptop with Docker too
+#   bash deploy/compose-smoke.sh     # GitHub CI; `make compose-smoke` wraps it for machines
+#                                    # without a registry (scripts/compose-smoke-local.sh)
 #
-# Builds the images unless carril-web:$CARRIL_IMAGE_TAG and carril-gpu:$CARRIL_IMAGE_TAG
-# already exist. Needs Docker Compose 2.24.4 or newer (`!reset` in the override).
+# Uses the images carril-web:$CARRIL_IMAGE_TAG and carril-gpu:$CARRIL_IMAGE_TAG, built
+# beforehand; it never builds. Works with Compose v2 (`docker compose`) and v1.29
+# (`docker-compose`): the project's files go through deploy/compose_config.py, which
+# removes what only v2 reads (`name`, `!reset`), and the resolved configuration loses the
+# NVIDIA device reservation, so nothing here needs a GPU or the NVIDIA runtime.
+#
+# Settings (environment): CARRIL_IMAGE_TAG (local), CARRIL_WEB_PORT (18000, published on
+# 127.0.0.1 only), CARRIL_COMPOSE (the Compose command; default `docker compose` if it
+# works, else `docker-compose`), CARRIL_SMOKE_IMAGES (space-separated SERVICE=IMAGE
+# swaps, e.g. a stand-in database image), CARRIL_SMOKE_PYTHON (a python3 with PyYAML),
+# CARRIL_SMOKE_EPOCHS (12: the web app sees progress a few epochs late, and the restart
+# must land mid-training, not while ultralytics finalises its checkpoints).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 project="carril-smoke-${GITHUB_RUN_ID:-$$}"
 port="${CARRIL_WEB_PORT:-18000}"
+python="${CARRIL_SMOKE_PYTHON:-python3}"
+epochs="${CARRIL_SMOKE_EPOCHS:-12}"
+if ! "${python}" -c "import yaml" 2>/dev/null; then
+    echo "smoke: ${python} has no PyYAML (Debian/Ubuntu: python3-yaml), or set CARRIL_SMOKE_PYTHON" >&2
+    exit 1
+fi
 workdir="$(mktemp -d)"
+# The env file and the resolved configuration hold the generated secrets.
+chmod 0700 "${workdir}"
 env_file="${workdir}/smoke.env"
+
+if [[ -n "${CARRIL_COMPOSE:-}" ]]; then
+    read -ra compose_cmd <<<"${CARRIL_COMPOSE}"
+elif docker compose version >/dev/null 2>&1; then
+    compose_cmd=(docker compose)
+elif command -v docker-compose >/dev/null; then
+    compose_cmd=(docker-compose)
+else
+    echo "smoke: neither \`docker compose\` nor \`docker-compose\` is installed" >&2
+    exit 1
+fi
 
 secret() {
     python3 -c 'import secrets; print(secrets.token_urlsafe(32))'
@@ -33,14 +65,40 @@ CARRIL_WEB_PORT=${port}
 CARRIL_IMAGE_TAG=${CARRIL_IMAGE_TAG:-local}
 ENV
 
-compose=(docker compose --project-name "${project}" --env-file "${env_file}"
-    -f docker-compose.yml -f docker-compose.simulated.yml)
+# The project as Compose v1 and v2 both read it: -f docker-compose.yml -f
+# docker-compose.simulated.yml, resolved, then rewritten without GPUs.
+finish_options=()
+for swap in ${CARRIL_SMOKE_IMAGES:-}; do
+    finish_options+=(--image "${swap}")
+done
+# docker-compose.yml lifts the gpu container's memlock limit; an engine that may not (one
+# in a container or VM without CAP_SYS_RESOURCE) refuses to start it. There the smoke test
+# keeps the engine's limit: simulated jobs pin no memory.
+if ! docker run --rm --ulimit memlock=-1:-1 --entrypoint true \
+    "carril-gpu:${CARRIL_IMAGE_TAG:-local}" >/dev/null 2>&1; then
+    echo "smoke: this engine cannot lift the memlock limit; the gpu container keeps its own"
+    finish_options+=(--drop-ulimit memlock)
+fi
+for file in docker-compose.yml docker-compose.simulated.yml; do
+    "${python}" deploy/compose_config.py portable "${file}" "${workdir}/${file}" \
+        "${workdir}/${file}.resets"
+done
+"${compose_cmd[@]}" --project-directory . --env-file "${env_file}" \
+    -f "${workdir}/docker-compose.yml" -f "${workdir}/docker-compose.simulated.yml" \
+    config >"${workdir}/resolved.yml"
+"${python}" deploy/compose_config.py finish "${workdir}/resolved.yml" "${workdir}/smoke.yml" \
+    --resets "${workdir}/docker-compose.yml.resets" "${workdir}/docker-compose.simulated.yml.resets" \
+    --no-gpus "${finish_options[@]}"
+
+compose=("${compose_cmd[@]}" --project-name "${project}" --project-directory .
+    -f "${workdir}/smoke.yml")
+services=(db gpu web reconciler)
 
 cleanup() {
     local rc=$?
     if ((rc != 0)); then
         echo "smoke: failed (exit ${rc}); state and logs follow" >&2
-        "${compose[@]}" ps --all || true
+        "${compose[@]}" ps || true
         "${compose[@]}" logs --no-color --timestamps --tail=400 || true
     fi
     "${compose[@]}" down --volumes --remove-orphans --timeout 30 || true
@@ -49,8 +107,43 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "smoke: starting project ${project} on port ${port}"
-"${compose[@]}" up --detach --wait --wait-timeout 600
+# Compose v1 has no `up --wait`: poll each container's healthcheck instead.
+wait_healthy() {
+    local started=${SECONDS}
+    local deadline=$((SECONDS + ${CARRIL_SMOKE_UP_TIMEOUT:-600}))
+    local service id status pending
+    while true; do
+        pending=()
+        for service in "${services[@]}"; do
+            id="$("${compose[@]}" ps -q "${service}" 2>/dev/null || true)"
+            status="$(docker inspect -f '{{if .State.Health}}{{.State.Health.Status}}{{else}}no healthcheck{{end}}' "${id:-none}" 2>/dev/null || echo "not created")"
+            [[ "${status}" == healthy ]] || pending+=("${service}: ${status}")
+        done
+        if ((${#pending[@]} == 0)); then
+            echo "smoke: ${services[*]} healthy after $((SECONDS - started)) s"
+            return 0
+        fi
+        if ((SECONDS > deadline)); then
+            echo "smoke: not healthy in time: ${pending[*]}" >&2
+            return 1
+        fi
+        sleep 3
+    done
+}
+
+echo "smoke: starting project ${project} on 127.0.0.1:${port} with ${compose_cmd[*]}"
+"${compose[@]}" up --detach --no-build
+wait_healthy
+
+# Both images run as their own non-root user, the one that owns the shared storage.
+for service in web gpu; do
+    uid="$("${compose[@]}" exec -T "${service}" id -u | tr -d '\r')"
+    if [[ "${uid}" != 10001 ]]; then
+        echo "smoke: ${service} runs as uid ${uid}, not 10001" >&2
+        exit 1
+    fi
+done
+echo "smoke: web and gpu run as uid 10001"
 
 echo "smoke: creating the administrator"
 "${compose[@]}" exec -T \
@@ -59,10 +152,25 @@ echo "smoke: creating the administrator"
     -e DJANGO_SUPERUSER_PASSWORD="${admin_password}" \
     web python manage.py createsuperuser --noinput
 
+restart_gpu="$(printf '%q ' "${compose[@]}" restart --timeout 60 gpu)"
 request_id="smoke-$(python3 -c 'import uuid; print(uuid.uuid4().hex)')"
 CARRIL_DEMO_PASSWORD="${demo_password}" CARRIL_SMOKE_ADMIN_PASSWORD="${admin_password}" \
     python3 deploy/smoke_test.py --base-url "http://127.0.0.1:${port}" \
-    --user demo --admin smoke-admin --request-id "${request_id}"
+    --user demo --admin smoke-admin --request-id "${request_id}" \
+    --epochs "${epochs}" --restart-during-training "${restart_gpu}"
+
+# The restart landed while the training ran: the new GPU service found it in its journal
+# and queued it again, and the worker went on from the last checkpoint.
+gpu_logs="$("${compose[@]}" logs --no-color gpu)"
+if ! grep -q "start-up recovery: 1 resumed" <<<"${gpu_logs}"; then
+    echo "smoke: the restarted GPU service did not resume the training" >&2
+    exit 1
+fi
+if ! "${compose[@]}" exec -T gpu sh -c 'grep -h "resumes at epoch" /srv/carril/jobs/*/job.log'; then
+    echo "smoke: the resumed training did not start from its checkpoint" >&2
+    exit 1
+fi
+echo "smoke: the training survived the restart of the gpu container"
 
 # One id finds a job's whole story: the browser's (here: the smoke test's) request id must
 # appear in the web app's logs and in the GPU service's.
@@ -74,4 +182,6 @@ for service in web gpu; do
     echo "smoke: request id found in the ${service} logs"
 done
 
+# Healthy still, after all that (the healthchecks themselves are what is checked here).
+wait_healthy
 echo "smoke: passed"

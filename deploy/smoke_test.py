@@ -1,8 +1,11 @@
 """End-to-end smoke test of a running Carril, through its public REST API only.
 
-Signs in, uploads a tiny generated dataset, trains one epoch, waits for success, promotes
-the trained model (as an administrator), runs an inference with it and checks the
-detections JSON. Standard library only, so it runs from any Python 3.11 on the host:
+Signs in, uploads a tiny generated dataset, trains (one epoch unless `--epochs`), waits for
+success, promotes the trained model (as an administrator), runs an inference with it and
+checks the detections JSON. With `--restart-during-training COMMAND` it runs COMMAND (one
+that restarts the GPU service) once the training reports its second epoch, and the
+training must still succeed. Standard library only, so it runs from any Python 3.11 on
+the host:
 
     CARRIL_DEMO_PASSWORD=... CARRIL_SMOKE_ADMIN_PASSWORD=... \\
         python3 deploy/smoke_test.py --base-url http://127.0.0.1:8000 --request-id smoke-1
@@ -17,7 +20,9 @@ import argparse
 import io
 import json
 import os
+import shlex
 import struct
+import subprocess
 import sys
 import time
 import urllib.error
@@ -173,7 +178,28 @@ def sign_in(*, base_url: str, username: str, password: str) -> Client:
     return Client(base_url=base_url, token=token)
 
 
-def wait_for_job(*, client: Client, job_id: Any, timeout_s: float) -> dict[str, Any]:
+@dataclass
+class Interruption:
+    """A command (a restart of the GPU service) run once a training is past its first epoch,
+    so that it has a checkpoint to resume from."""
+
+    command: list[str]
+    done: bool = False
+
+    def due(self, job: dict[str, Any]) -> bool:
+        epoch = (job.get("progress") or {}).get("epoch") or 0
+        return not self.done and job["state"] == "running" and epoch >= 2
+
+    def run(self, job: dict[str, Any]) -> None:
+        epoch = job["progress"]["epoch"]
+        log(f"job {job['id']} at epoch {epoch}: running {shlex.join(self.command)}")
+        subprocess.run(self.command, check=True)
+        self.done = True
+
+
+def wait_for_job(
+    *, client: Client, job_id: Any, timeout_s: float, interruption: Interruption | None = None
+) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     last_state = None
     while True:
@@ -181,7 +207,14 @@ def wait_for_job(*, client: Client, job_id: Any, timeout_s: float) -> dict[str, 
         if job["state"] != last_state:
             last_state = job["state"]
             log(f"job {job_id}: {last_state} {json.dumps(job.get('progress') or {})}")
+        if interruption is not None and interruption.due(job):
+            interruption.run(job)
         if job["state"] in TERMINAL_STATES:
+            if interruption is not None and not interruption.done:
+                raise SmokeFailed(
+                    f"job {job_id} ended {job['state']} before its interruption was due "
+                    "(at epoch 2): give it more epochs"
+                )
             return job
         if time.monotonic() > deadline:
             raise SmokeFailed(f"job {job_id} still {job['state']} after {timeout_s:.0f} s")
@@ -224,7 +257,16 @@ def log(message: str) -> None:
     print(f"smoke: {message}", flush=True)
 
 
-def run(*, base_url: str, user: str, admin: str, request_id: str, timeout_s: float) -> None:
+def run(
+    *,
+    base_url: str,
+    user: str,
+    admin: str,
+    request_id: str,
+    timeout_s: float,
+    epochs: int = 1,
+    interruption: Interruption | None = None,
+) -> None:
     password = os.environ.get("CARRIL_DEMO_PASSWORD", "")
     admin_password = os.environ.get("CARRIL_SMOKE_ADMIN_PASSWORD", "")
     if not password or not admin_password:
@@ -252,7 +294,7 @@ def run(*, base_url: str, user: str, admin: str, request_id: str, timeout_s: flo
         json_body={
             "dataset": dataset["id"],
             "model": "yolov8n",
-            "epochs": 1,
+            "epochs": epochs,
             "imgsz": IMAGE_SIZE,
             "batch": 4,
             "seeds": [42],
@@ -260,7 +302,9 @@ def run(*, base_url: str, user: str, admin: str, request_id: str, timeout_s: flo
         },
         expect=(201, 202),
     )
-    training = wait_for_job(client=client, job_id=accepted["id"], timeout_s=timeout_s)
+    training = wait_for_job(
+        client=client, job_id=accepted["id"], timeout_s=timeout_s, interruption=interruption
+    )
     require_success(training)
     fingerprint = training["result"]["weights"]["fingerprint"]
     log(f"training {training['id']} succeeded: weights {fingerprint[:12]}")
@@ -298,7 +342,19 @@ def main() -> int:
     parser.add_argument("--admin", default="smoke-admin")
     parser.add_argument("--request-id", default=f"smoke-{uuid.uuid4().hex[:12]}")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per job")
+    parser.add_argument("--epochs", type=int, default=1, help="of the training")
+    parser.add_argument(
+        "--restart-during-training",
+        metavar="COMMAND",
+        help="a command (shell words) run once the training is past epoch 1, e.g. one "
+        "that restarts the GPU service; the training must still succeed",
+    )
     args = parser.parse_args()
+    interruption = (
+        Interruption(shlex.split(args.restart_during_training))
+        if args.restart_during_training
+        else None
+    )
     try:
         run(
             base_url=args.base_url,
@@ -306,8 +362,16 @@ def main() -> int:
             admin=args.admin,
             request_id=args.request_id,
             timeout_s=args.timeout,
+            epochs=args.epochs,
+            interruption=interruption,
         )
-    except (SmokeFailed, KeyError, TypeError, urllib.error.URLError) as error:
+    except (
+        SmokeFailed,
+        KeyError,
+        TypeError,
+        urllib.error.URLError,
+        subprocess.CalledProcessError,
+    ) as error:
         print(f"smoke test FAILED: {error!r}", file=sys.stderr)
         return 1
     log("passed")

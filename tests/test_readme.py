@@ -13,6 +13,7 @@ SOURCES = [
     "bench",
     "carril_run.py",
     "deploy",
+    "scripts",
     "docker-compose.yml",
     "docker-compose.simulated.yml",
     "Dockerfile.web",

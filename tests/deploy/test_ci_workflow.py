@@ -76,8 +76,48 @@ def test_the_compose_job_builds_both_images_then_runs_the_smoke_test():
 
 def test_the_smoke_script_uses_the_simulated_override_and_always_tears_down():
     script = (ROOT / "deploy" / "compose-smoke.sh").read_text()
-    assert "-f docker-compose.yml -f docker-compose.simulated.yml" in script
+    # Both files, made readable by Compose v1 too, resolved, then rewritten without GPUs.
+    assert "for file in docker-compose.yml docker-compose.simulated.yml; do" in script
+    assert "compose_config.py portable" in script
+    assert "compose_config.py finish" in script
+    assert "--no-gpus" in script
     assert "trap cleanup EXIT" in script
     cleanup = script.split("cleanup() {", 1)[1].split("\n}", 1)[0]
     assert "down --volumes" in cleanup
     assert "python3 deploy/smoke_test.py" in script
+
+
+def test_the_smoke_script_restarts_the_gpu_container_during_the_training():
+    script = (ROOT / "deploy" / "compose-smoke.sh").read_text()
+    assert "restart --timeout 60 gpu" in script
+    assert '--restart-during-training "${restart_gpu}"' in script
+    assert "start-up recovery: 1 resumed" in script
+
+
+def test_the_smoke_script_needs_nothing_that_only_compose_v2_has():
+    script = (ROOT / "deploy" / "compose-smoke.sh").read_text()
+    # v1 has no `up --wait`: the script polls the healthchecks itself.
+    commands = [line for line in script.splitlines() if not line.lstrip().startswith("#")]
+    assert not any("--wait" in line for line in commands)
+    assert any("up --detach --no-build" in line for line in commands)
+    assert "docker-compose" in script
+
+
+def test_the_ci_script_runs_the_compose_smoke_test_after_the_tests():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make compose-smoke" in ci
+    assert ci.index("make test") < ci.index("make compose-smoke")
+    makefile = (ROOT / "Makefile").read_text()
+    target = makefile.split("\ncompose-smoke:", 1)[1].split("\n\n", 1)[0]
+    assert "bash scripts/compose-smoke-local.sh" in target
+
+
+def test_the_local_smoke_test_builds_the_dockerfiles_with_only_build_arguments_added():
+    script = (ROOT / "scripts" / "compose-smoke-local.sh").read_text()
+    # The images are built from the repository's Dockerfiles, less the `# syntax=` line
+    # (it would fetch the frontend from Docker Hub); everything else is build arguments.
+    assert """sed '1{/^# syntax=/d}' "Dockerfile.${name}\"""" in script
+    assert '--build-arg PYTHON_IMAGE="${python_image}"' in script
+    assert "--build-arg PIP_NO_INDEX=1" in script
+    assert "127.0.0.1:${wheel_port}" in script
+    assert "bash deploy/compose-smoke.sh" in script

@@ -108,3 +108,20 @@ def test_the_gpu_image_keeps_ultralytics_offline():
 def test_the_gpu_image_starts_the_gpu_service_module():
     cmd = [rest for keyword, rest in instructions("Dockerfile.gpu") if keyword == "CMD"]
     assert cmd == ['["python", "-m", "gpu_service"]']
+
+
+@pytest.mark.parametrize("name", DOCKERFILES)
+def test_pip_build_arguments_exist_only_in_the_build_stage(name):
+    # The local smoke test passes pip's index settings as build arguments; the runtime
+    # stage must not declare them, so that nothing of them reaches the final image.
+    stage = 0
+    pip_args_by_stage = {}
+    for keyword, rest in instructions(name):
+        if keyword == "FROM":
+            stage += 1
+        elif keyword == "ARG" and rest.startswith("PIP_"):
+            pip_args_by_stage.setdefault(stage, []).append(rest)
+    assert set(pip_args_by_stage) == {1}, pip_args_by_stage
+    assert all("=" not in arg for arg in pip_args_by_stage[1]), "no defaults: unset by default"
+    build_stage = next(rest for keyword, rest in instructions(name) if keyword == "FROM")
+    assert build_stage.endswith("AS build")

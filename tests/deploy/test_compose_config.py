@@ -1,0 +1,90 @@
+"""deploy/compose_config.py: the Compose files made readable by Compose v1, and the resolved
+configuration made runnable without GPUs (what deploy/compose-smoke.sh relies on)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+import pytest
+import yaml
+
+from tests.deploy.deploy_files import ROOT
+
+
+def config_module():
+    spec = importlib.util.spec_from_file_location(
+        "compose_config", ROOT / "deploy" / "compose_config.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+compose_config = config_module()
+
+
+def gpu_service(**extra):
+    return {
+        "image": "carril-gpu:local",
+        "deploy": {
+            "resources": {
+                "reservations": {
+                    "devices": [{"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}]
+                }
+            }
+        },
+        **extra,
+    }
+
+
+def test_the_portable_copy_drops_the_project_name_and_the_reset_keys(tmp_path):
+    out, resets = tmp_path / "simulated.yml", tmp_path / "simulated.resets"
+    compose_config.main(
+        ["portable", str(ROOT / "docker-compose.simulated.yml"), str(out), str(resets)]
+    )
+    copy = yaml.safe_load(out.read_text())  # a plain YAML loader reads it: no tags left
+    assert "deploy" not in copy["services"]["gpu"]
+    assert copy["services"]["gpu"]["environment"]["CARRIL_GPU_RUNTIME"] == "simulated"
+    assert json.loads(resets.read_text()) == [["services", "gpu", "deploy"]]
+
+    base = tmp_path / "base.yml"
+    compose_config.main(["portable", str(ROOT / "docker-compose.yml"), str(base), str(resets)])
+    assert "name" not in yaml.safe_load(base.read_text())
+    assert json.loads(resets.read_text()) == []
+
+
+def test_finishing_removes_the_reset_keys_from_the_resolved_configuration():
+    data = {"services": {"gpu": gpu_service(shm_size="1gb")}}
+    compose_config.finish(data, resets=[["services", "gpu", "deploy"]], no_gpus=False, images={})
+    assert data == {"services": {"gpu": {"image": "carril-gpu:local", "shm_size": "1gb"}}}
+
+
+def test_without_gpus_the_nvidia_reservation_and_runtime_go_and_the_rest_stays():
+    service = gpu_service(runtime="nvidia")
+    service["deploy"]["resources"]["limits"] = {"memory": "8g"}
+    data = {"services": {"gpu": service, "web": {"image": "carril-web:local"}}}
+    notes = compose_config.finish(data, resets=[], no_gpus=True, images={})
+    assert data["services"]["gpu"] == {
+        "image": "carril-gpu:local",
+        "deploy": {"resources": {"limits": {"memory": "8g"}}},
+    }
+    assert data["services"]["web"] == {"image": "carril-web:local"}
+    assert any("GPU device reservation" in note for note in notes)
+    assert any("runtime nvidia" in note for note in notes)
+
+
+def test_a_service_image_can_be_swapped_and_an_unknown_service_is_an_error():
+    data = {"services": {"db": {"image": "postgres:17.6-bookworm"}}}
+    compose_config.finish(data, resets=[], no_gpus=False, images={"db": "stand-in:15"})
+    assert data["services"]["db"]["image"] == "stand-in:15"
+    with pytest.raises(SystemExit, match="dbx"):
+        compose_config.finish(data, resets=[], no_gpus=False, images={"dbx": "stand-in:15"})
+
+
+def test_a_ulimit_the_engine_cannot_lift_is_left_to_the_engine():
+    data = {"services": {"gpu": {"ulimits": {"memlock": -1, "stack": 67108864}}}}
+    compose_config.finish(data, resets=[], no_gpus=False, images={}, drop_ulimits=("memlock",))
+    assert data["services"]["gpu"]["ulimits"] == {"stack": 67108864}
