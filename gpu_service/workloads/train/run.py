@@ -10,6 +10,7 @@ resumes from that checkpoint, at the epoch after the last one saved.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from gpu_service.workloads.offline import make_ultralytics_silent
 from gpu_service.workloads.train.manifest import build_manifest, write_manifest
 from gpu_service.workloads.train.spec import TrainSpec, optimizer_and_lr
 from gpu_service.workloads.train.trainer import SeedReporter, make_trainer
+
+log = logging.getLogger(__name__)
 
 # Validation fitness that picks the best seed: ultralytics' own detection fitness,
 # which in 8.4 is mAP50-95 alone (DetMetrics.fitness weights [0, 0, 0, 1]). ADR 0010.
@@ -144,8 +147,16 @@ def _run_seed(
 
 
 def _resumable(last: Path, *, epochs: int) -> bool:
-    """A checkpoint ultralytics can resume from: mid-run, optimizer state kept."""
-    ckpt = weights.read_checkpoint(path=last)
+    """A checkpoint ultralytics can resume from: mid-run, optimizer state kept.
+
+    Ultralytics rewrites `last.pt` in place every epoch, not atomically, so a stop in the
+    middle of that write leaves it truncated. Such a file is no reason to fail the job:
+    the seed starts over, as if it had never saved a checkpoint."""
+    try:
+        ckpt = weights.read_checkpoint(path=last)
+    except errors.WeightsRejected as exc:
+        log.warning("%s cannot be resumed (%s); the seed starts over", last, exc.message)
+        return False
     epoch = ckpt.get("epoch", -1)
     return ckpt.get("optimizer") is not None and 0 <= epoch < epochs - 1
 

@@ -127,3 +127,23 @@ def test_an_interrupted_training_resumes_at_the_next_epoch_and_skips_finished_se
     assert second.steps == [7, 8]
     assert {s["seed"]: s["epochs_run"] for s in result["seeds"]} == {1: 2, 2: 2}
     assert Path(result["weights"]["path"]).is_file()
+
+
+def test_a_checkpoint_truncated_by_a_stop_mid_write_starts_its_seed_over_instead_of_failing(
+    make_context, shapes_dataset: Path
+) -> None:
+    # Ultralytics rewrites last.pt in place each epoch; a stop during that write leaves
+    # a truncated file behind (seen in the Compose smoke test's restart).
+    spec = _spec(shapes_dataset, seeds=[1, 2])
+    first = make_context(spec=spec, crash_at_step=7)
+    with pytest.raises(SimulatedCrash):
+        train_job(ctx=first)
+    last = first.job_dir / "seed-2" / "weights" / "last.pt"
+    last.write_bytes(last.read_bytes()[: last.stat().st_size // 2])
+
+    second = make_context(spec=spec, attempt=2)
+    result = train_job(ctx=second)
+
+    assert [(r["seed"], r["epoch"]) for r in second.epochs] == [(2, 1), (2, 2)]
+    assert {s["seed"]: s["epochs_run"] for s in result["seeds"]} == {1: 2, 2: 2}
+    assert Path(result["weights"]["path"]).is_file()
