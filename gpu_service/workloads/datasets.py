@@ -10,13 +10,19 @@ from pathlib import Path
 from typing import Any
 
 from gpu_service import errors
+from gpu_service.storage import resolved_or_none
 
 
 def inside_storage(*, path: str, storage: Path, field: str) -> Path:
     """`path` (absolute, or relative to storage) resolved, refused if it leaves storage."""
     root = Path(storage).resolve()
     candidate = Path(path)
-    resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    resolved = resolved_or_none(candidate if candidate.is_absolute() else root / candidate)
+    if resolved is None:
+        raise errors.ValidationFailed(
+            f"{field}: not a usable file path (NUL byte, bytes that are not text, or too long)",
+            details={"field": field, "path": path},
+        )
     if not resolved.is_relative_to(root):
         raise errors.ValidationFailed(
             f"{field}: {path} is outside shared storage",
