@@ -11,8 +11,8 @@ import pytest
 from gpu_service.secret_environment import drop_secrets
 from tests.support.gpu_service import GpuServiceProcess
 
-TOKEN = "gpu-token-that-must-stay-in-the-service-4f1c"  # noqa: S105 - a test value
-SECRET_KEY = "django-secret-the-service-was-handed-9d2a"  # noqa: S105 - a test value
+TOKEN = "gpu-token-that-must-stay-in-the-service-4f1c"
+SECRET_KEY = "django-secret-the-service-was-handed-9d2a"
 
 
 @pytest.fixture
