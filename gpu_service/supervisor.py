@@ -181,6 +181,7 @@ class Supervisor:
         else:
             env.update(offline_environment(storage=self._settings.storage))
         env["CARRIL_INFER_CACHE_SIZE"] = str(self._settings.infer_cache_size)
+        env["CARRIL_INFER_MAX_PIXELS"] = str(self._settings.infer_max_pixels)
         return env
 
     def _spawn(

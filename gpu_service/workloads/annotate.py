@@ -24,11 +24,11 @@ _PALETTE = (
 )
 
 
-def draw_detections(*, source: Path, detections: list[dict[str, Any]], target: Path) -> Path:
-    from PIL import Image, ImageDraw, ImageFont, ImageOps
+def draw_detections(*, image: Any, detections: list[dict[str, Any]], target: Path) -> Path:
+    """Draw on `image` (the RGB pixels the model saw, decoded once; drawn on in place, so
+    no second copy of a large image) and save it to `target`."""
+    from PIL import ImageDraw, ImageFont
 
-    with Image.open(source) as opened:
-        image = ImageOps.exif_transpose(opened).convert("RGB")
     draw = ImageDraw.Draw(image)
     font = ImageFont.load_default()
     width = max(1, round(sum(image.size) / 600))

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gpu_service import errors
-from gpu_service.workloads import datasets
+from gpu_service.workloads import datasets, image_budget
 from gpu_service.workloads.base import JobContext, Kind
 from gpu_service.workloads.train import FINGERPRINT
 
@@ -60,7 +60,9 @@ def check_infer(spec: BaseModel, storage: Path) -> None:
             f"model: no registered weights with fingerprint {spec.model}",
             details={"field": "model", "fingerprint": spec.model},
         )
-    datasets.image_paths(images=spec.images, storage=storage)
+    paths = datasets.image_paths(images=spec.images, storage=storage)
+    # From the headers alone: refuses a decode bomb before any worker decodes it.
+    image_budget.sized_images(paths=paths, limit=image_budget.max_pixels(), names=spec.images)
 
 
 def memory_estimate(spec: BaseModel) -> int:

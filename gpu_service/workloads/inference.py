@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from gpu_service import errors
-from gpu_service.workloads import datasets, weights
+from gpu_service.workloads import datasets, image_budget, weights
 from gpu_service.workloads.annotate import draw_detections
 from gpu_service.workloads.base import JobContext
 from gpu_service.workloads.infer import InferSpec
 from gpu_service.workloads.offline import make_ultralytics_silent
+from gpu_service.workloads.simulated_oom import faults_in_forward
 
 _MODELS: OrderedDict[str, Any] = OrderedDict()
 
@@ -55,33 +56,44 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
     spec = InferSpec.model_validate(ctx.spec)
     make_ultralytics_silent(storage=ctx.storage)
     paths = datasets.image_paths(images=spec.images, storage=ctx.storage)
+    # Every header is checked before the model loads or any pixel is decoded: an image
+    # over the cap fails the job at once, with nothing written (defence in depth behind
+    # the submit-time check; the file may have changed since).
+    budget = image_budget.max_pixels()
+    sized = image_budget.sized_images(paths=paths, limit=budget, names=spec.images)
+    batches = image_budget.pixel_batches(sized, max_images=spec.batch, max_pixels=budget)
     ctx.progress(stage="loading model", fraction=0.0)
     model = cached_model(fingerprint=spec.model, storage=ctx.storage)
     device = f"cuda:{ctx.devices[0]}" if ctx.devices else "cpu"
     annotated_dir = ctx.job_dir / "annotated"
     images: list[dict[str, Any]] = []
     predict_seconds = 0.0
-    batches = [paths[i : i + spec.batch] for i in range(0, len(paths), spec.batch)]
-    for number, chunk in enumerate(batches, start=1):
-        if ctx.should_stop():
-            raise errors.Cancelled(details={"images_done": len(images)})
-        ctx.fault_point(number)
-        started = time.perf_counter()
-        results = _predict(model=model, chunk=chunk, spec=spec, device=device)
-        predict_seconds += time.perf_counter() - started
-        for path, result in zip(chunk, results, strict=True):
-            record = image_record(source=path, result=result)
-            target = annotated_dir / f"{len(images):04d}-{path.name}"
-            record["annotated_path"] = str(
-                draw_detections(source=path, detections=record["detections"], target=target)
+    current = {"batch": 0}
+    with faults_in_forward(
+        model.model, fault_point=ctx.fault_point, step=lambda: current["batch"] or None
+    ):
+        for number, chunk in enumerate(batches, start=1):
+            if ctx.should_stop():
+                raise errors.Cancelled(details={"images_done": len(images)})
+            current["batch"] = number
+            decoded = [image_budget.decode(image) for image in chunk]
+            started = time.perf_counter()
+            results = _predict(model=model, decoded=decoded, spec=spec, device=device)
+            predict_seconds += time.perf_counter() - started
+            for image, pixels, result in zip(chunk, decoded, results, strict=True):
+                record = image_record(source=image.path, result=result)
+                target = annotated_dir / f"{len(images):04d}-{image.path.name}"
+                record["annotated_path"] = str(
+                    draw_detections(image=pixels, detections=record["detections"], target=target)
+                )
+                images.append(record)
+            del decoded, results  # this batch's pixels go before the next batch decodes
+            ctx.progress(
+                stage="inference",
+                batch=number,
+                batches=len(batches),
+                fraction=len(images) / len(paths),
             )
-            images.append(record)
-        ctx.progress(
-            stage="inference",
-            batch=number,
-            batches=len(batches),
-            fraction=len(images) / len(paths),
-        )
     results_path = ctx.job_dir / "results.json"
     summary = {
         "model": spec.model,
@@ -93,10 +105,11 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
     return {"model": spec.model, "results_path": str(results_path), **summary}
 
 
-def _predict(*, model: Any, chunk: list[Path], spec: InferSpec, device: str) -> list[Any]:
+def _predict(*, model: Any, decoded: list[Any], spec: InferSpec, device: str) -> list[Any]:
+    """Ultralytics' predict on images already decoded (PIL, RGB): it reads no file."""
     try:
         return model.predict(
-            source=[str(p) for p in chunk],
+            source=decoded,
             conf=spec.conf,
             iou=spec.iou,
             imgsz=spec.imgsz,
@@ -108,7 +121,9 @@ def _predict(*, model: Any, chunk: list[Path], spec: InferSpec, device: str) -> 
         )
     except RuntimeError as exc:
         if "out of memory" in str(exc).lower():
-            raise errors.CudaOOM(details={"batch": spec.batch, "imgsz": spec.imgsz}) from exc
+            raise errors.CudaOOM(
+                details={"batch": len(decoded), "batch_requested": spec.batch, "imgsz": spec.imgsz}
+            ) from exc
         raise
 
 

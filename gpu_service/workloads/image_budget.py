@@ -1,0 +1,156 @@
+"""Inference images measured from their headers, and batches bounded by pixels.
+
+A PNG of a few hundred kilobytes can declare 13,000 x 13,000 pixels; decoding it takes
+half a gigabyte. So the size of every image is read from its header (Pillow's `open`
+reads no pixel data), an image over the cap is refused before anything is decoded, and
+a batch is bounded by the pixels it decodes, not by how many images it holds: the
+worker's memory then depends on CARRIL_INFER_MAX_PIXELS, not on what a request sends.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpu_service import errors
+
+DEFAULT_MAX_PIXELS = 40_000_000
+
+
+@dataclass(frozen=True)
+class SizedImage:
+    path: Path
+    width: int
+    height: int
+
+    @property
+    def pixels(self) -> int:
+        return self.width * self.height
+
+
+def max_pixels() -> int:
+    """CARRIL_INFER_MAX_PIXELS as the supervisor passed it to the worker."""
+    raw = os.environ.get("CARRIL_INFER_MAX_PIXELS", str(DEFAULT_MAX_PIXELS))
+    try:
+        value = int(raw)
+    except ValueError:
+        raise errors.CarrilError(
+            f"CARRIL_INFER_MAX_PIXELS must be an integer, got {raw!r}"
+        ) from None
+    return max(value, 1)
+
+
+def sized_images(
+    *, paths: list[Path], limit: int, names: list[str] | None = None
+) -> list[SizedImage]:
+    """Each image's size from its header; refuses the first over `limit` pixels or unreadable."""
+    from PIL import Image, UnidentifiedImageError
+
+    sized = []
+    for index, path in enumerate(paths):
+        name = names[index] if names else str(path)
+        try:
+            with Image.open(path) as opened:  # header only: no pixel is decoded here
+                width, height = opened.size
+        except (UnidentifiedImageError, OSError, ValueError) as exc:
+            raise errors.ValidationFailed(
+                f"images[{index}]: {name} is not an image Pillow can read",
+                details={"field": f"images[{index}]", "path": name, "reason": type(exc).__name__},
+            ) from None
+        except Image.DecompressionBombError:
+            width, height = _declared_size(path)
+        if width * height > limit:
+            raise errors.ImageTooLarge(
+                f"images[{index}]: {name} is {width} x {height} pixels "
+                f"({width * height:,}); the limit is {limit:,} (CARRIL_INFER_MAX_PIXELS)",
+                details={
+                    "field": f"images[{index}]",
+                    "path": name,
+                    "width": width,
+                    "height": height,
+                    "pixels": width * height,
+                    "max_pixels": limit,
+                },
+            )
+        sized.append(SizedImage(path=path, width=width, height=height))
+    return sized
+
+
+def _declared_size(path: Path) -> tuple[int, int]:
+    """The size of an image Pillow refuses to open as a bomb, read with its guard lifted
+    for this one header read (still no pixel decoded)."""
+    from PIL import Image
+
+    guard = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = None
+    try:
+        with Image.open(path) as opened:
+            return opened.size
+    finally:
+        Image.MAX_IMAGE_PIXELS = guard
+
+
+def pixel_batches(
+    images: list[SizedImage], *, max_images: int, max_pixels: int
+) -> list[list[SizedImage]]:
+    """Consecutive batches of at most `max_images` images and `max_pixels` pixels in all;
+    an image that alone fills the budget is a batch of its own."""
+    batches: list[list[SizedImage]] = []
+    current: list[SizedImage] = []
+    pixels = 0
+    for image in images:
+        if current and (len(current) >= max_images or pixels + image.pixels > max_pixels):
+            batches.append(current)
+            current, pixels = [], 0
+        current.append(image)
+        pixels += image.pixels
+    if current:
+        batches.append(current)
+    return batches
+
+
+def decode(image: SizedImage) -> Any:
+    """The image's pixels, decoded once, upright (EXIF orientation) and RGB: what the model
+    sees and what the boxes are drawn on. An RGB file is not copied after decoding (peak:
+    one copy of its pixels). Pillow's own bomb guard is lifted for this one read: the
+    header was checked against CARRIL_INFER_MAX_PIXELS before this is called."""
+    from PIL import Image
+
+    guard = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = None
+    try:
+        opened = Image.open(image.path)
+    finally:
+        Image.MAX_IMAGE_PIXELS = guard
+    try:
+        if opened.size != (image.width, image.height):  # the file changed since its check
+            raise errors.ImageTooLarge(
+                f"{image.path.name} changed while it was being read",
+                details={"path": str(image.path)},
+            )
+        orientation = opened.getexif().get(_ORIENTATION, 1)
+        if opened.mode == "RGB":
+            opened.load()
+            decoded = opened
+        else:
+            decoded = opened.convert("RGB")
+            opened.close()
+    except BaseException:
+        opened.close()
+        raise
+    # EXIF orientation -> the transpose that makes it upright (as ImageOps.exif_transpose).
+    method = {
+        2: Image.Transpose.FLIP_LEFT_RIGHT,
+        3: Image.Transpose.ROTATE_180,
+        4: Image.Transpose.FLIP_TOP_BOTTOM,
+        5: Image.Transpose.TRANSPOSE,
+        6: Image.Transpose.ROTATE_270,
+        7: Image.Transpose.TRANSVERSE,
+        8: Image.Transpose.ROTATE_90,
+    }.get(orientation)
+    return decoded if method is None else decoded.transpose(method)
+
+
+_ORIENTATION = 0x0112
