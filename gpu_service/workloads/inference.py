@@ -21,19 +21,13 @@ from gpu_service.workloads.base import JobContext
 from gpu_service.workloads.infer import InferSpec
 from gpu_service.workloads.offline import make_ultralytics_silent
 from gpu_service.workloads.simulated_oom import faults_in_forward
+from gpu_service.workloads.worker_env import int_setting
 
 _MODELS: OrderedDict[str, Any] = OrderedDict()
 
 
 def cache_size() -> int:
-    raw = os.environ.get("CARRIL_INFER_CACHE_SIZE", "2")
-    try:
-        size = int(raw)
-    except ValueError:
-        raise errors.CarrilError(
-            f"CARRIL_INFER_CACHE_SIZE must be an integer, got {raw!r}"
-        ) from None
-    return max(size, 1)
+    return int_setting("CARRIL_INFER_CACHE_SIZE", default=2)
 
 
 def cached_model(*, fingerprint: str, storage: Path) -> Any:
@@ -87,7 +81,10 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
                     draw_detections(image=pixels, detections=record["detections"], target=target)
                 )
                 images.append(record)
-            del decoded, results  # this batch's pixels go before the next batch decodes
+            # This batch's pixels go before the next batch decodes (ultralytics' predictor
+            # keeps its last inputs until the next call).
+            del decoded, results
+            _release_inputs(model)
             ctx.progress(
                 stage="inference",
                 batch=number,
@@ -105,8 +102,15 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
     return {"model": spec.model, "results_path": str(results_path), **summary}
 
 
+def _release_inputs(model: Any) -> None:
+    predictor = getattr(model, "predictor", None)
+    if predictor is not None:
+        predictor.batch = None
+        predictor.dataset = None
+
+
 def _predict(*, model: Any, decoded: list[Any], spec: InferSpec, device: str) -> list[Any]:
-    """Ultralytics' predict on images already decoded (PIL, RGB): it reads no file."""
+    """Ultralytics' predict on images already decoded (BGR arrays): it reads no file."""
     try:
         return model.predict(
             source=decoded,

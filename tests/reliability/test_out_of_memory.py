@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from gpu_service.workloads.synthetic import make_shapes_dataset
+from tests.gpu_service.workloads.test_through_the_service import _train_spec as train_spec
 from tests.support.gpu_service import GpuServiceProcess
 
 pytestmark = pytest.mark.slow
@@ -21,17 +22,7 @@ pytestmark = pytest.mark.slow
 
 def _train_spec(**overrides) -> dict:
     # 8 training images: at batch 8 one step an epoch, at batch 4 two.
-    spec = {
-        "dataset": "datasets/shapes",
-        "model": "yolov8n",
-        "epochs": 2,
-        "imgsz": 64,
-        "batch": 8,
-        "seeds": [1],
-        "workers": 0,
-    }
-    spec.update(overrides)
-    return spec
+    return train_spec(**{"batch": 8, "seeds": [1], **overrides})
 
 
 def _weights(service: GpuServiceProcess) -> list[Path]:
