@@ -15,14 +15,14 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from gpu_service.errors import CarrilError, NotFound, WeightsRejected, error_from_dict
+from gpu_service.errors import CarrilError, WeightsRejected, error_from_dict
+from gpu_service.workers.child import die_with_parent
+from gpu_service.workloads import weights
 
 log = logging.getLogger(__name__)
 
 
 def _pool_init(parent_pid: int, env: dict[str, str], nice: int) -> None:
-    from gpu_service.worker_main import die_with_parent
-
     die_with_parent(parent_pid=parent_pid)
     os.environ.update(env)
     if nice:  # loading a checkpoint is CPU work the API must not wait behind
@@ -31,10 +31,6 @@ def _pool_init(parent_pid: int, env: dict[str, str], nice: int) -> None:
 
 def _call(action: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     """Runs in the helper; errors come back as data, so their codes survive pickling."""
-    try:
-        from gpu_service.workloads import weights
-    except ImportError:
-        return {"error": NotFound("weights support is not installed yet").as_dict()}
     try:
         return {"value": getattr(weights, action)(**kwargs)}
     except CarrilError as exc:

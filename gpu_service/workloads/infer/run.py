@@ -7,18 +7,18 @@ are loaded only through `weights.load_model`, by fingerprint, hash checked.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from gpu_service import errors
-from gpu_service.workloads import datasets, image_budget, weights
-from gpu_service.workloads.annotate import draw_detections
+from gpu_service.storage import write_json_atomically
+from gpu_service.workloads import datasets, weights
 from gpu_service.workloads.base import JobContext
-from gpu_service.workloads.infer import InferSpec
+from gpu_service.workloads.infer import pixels
+from gpu_service.workloads.infer.annotate import draw_detections
+from gpu_service.workloads.infer.spec import InferSpec
 from gpu_service.workloads.offline import make_ultralytics_silent
 from gpu_service.workloads.simulated_oom import faults_in_forward
 from gpu_service.workloads.worker_env import int_setting
@@ -53,9 +53,9 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
     # Every header is checked before the model loads or any pixel is decoded: an image
     # over the cap fails the job at once, with nothing written (defence in depth behind
     # the submit-time check; the file may have changed since).
-    budget = image_budget.max_pixels()
-    sized = image_budget.sized_images(paths=paths, limit=budget, names=spec.images)
-    batches = image_budget.pixel_batches(sized, max_images=spec.batch, max_pixels=budget)
+    budget = pixels.max_pixels()
+    sized = pixels.sized_images(paths=paths, limit=budget, names=spec.images)
+    batches = pixels.pixel_batches(sized, max_images=spec.batch, max_pixels=budget)
     ctx.progress(stage="loading model", fraction=0.0)
     model = cached_model(fingerprint=spec.model, storage=ctx.storage)
     device = f"cuda:{ctx.devices[0]}" if ctx.devices else "cpu"
@@ -70,15 +70,15 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
             if ctx.should_stop():
                 raise errors.Cancelled(details={"images_done": len(images)})
             current["batch"] = number
-            decoded = [image_budget.decode(image) for image in chunk]
+            decoded = [pixels.decode(image) for image in chunk]
             started = time.perf_counter()
             results = _predict(model=model, decoded=decoded, spec=spec, device=device)
             predict_seconds += time.perf_counter() - started
-            for image, pixels, result in zip(chunk, decoded, results, strict=True):
+            for image, array, result in zip(chunk, decoded, results, strict=True):
                 record = image_record(source=image.path, result=result)
                 target = annotated_dir / f"{len(images):04d}-{image.path.name}"
                 record["annotated_path"] = str(
-                    draw_detections(image=pixels, detections=record["detections"], target=target)
+                    draw_detections(image=array, detections=record["detections"], target=target)
                 )
                 images.append(record)
             # This batch's pixels go before the next batch decodes (ultralytics' predictor
@@ -97,7 +97,7 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
         "images": images,
         "images_per_second": round(len(images) / predict_seconds, 3) if predict_seconds else 0.0,
     }
-    _write_json(results_path, summary)
+    write_json_atomically(results_path, summary)
     ctx.set_metrics(images=len(images), images_per_second=summary["images_per_second"])
     return {"model": spec.model, "results_path": str(results_path), **summary}
 
@@ -162,9 +162,3 @@ def image_record(*, source: Path, result: Any) -> dict[str, Any]:
         "detections": detections,
         "timing_ms": {k: round(float(v), 3) for k, v in (result.speed or {}).items()},
     }
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2))
-    os.replace(tmp, path)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gpu_service import errors
-from gpu_service.workloads.image_budget import SizedImage, pixel_batches, sized_images
+from gpu_service.workloads.infer.pixels import SizedImage, pixel_batches, sized_images
 
 
 def _sized(*sides: int) -> list[SizedImage]:

@@ -2,7 +2,7 @@
 
 Ultralytics' own Annotator fetches Arial.ttf from the internet the first time it
 draws text; OpenCV's Hershey fonts are compiled in, so nothing is downloaded. The boxes
-are drawn on the array the model read (decoded once; see image_budget.decode).
+are drawn on the array the model read (decoded once; see pixels.decode).
 """
 
 from __future__ import annotations

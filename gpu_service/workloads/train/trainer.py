@@ -13,8 +13,8 @@ from typing import Any
 
 from gpu_service import errors
 from gpu_service.workloads.base import JobContext
-from gpu_service.workloads.dataparallel import wrap_for_devices
 from gpu_service.workloads.simulated_oom import install_faults_in_forward
+from gpu_service.workloads.train.dataparallel import wrap_for_devices
 
 # What ultralytics calls each metric -> what the journal calls it.
 VAL_METRICS = {

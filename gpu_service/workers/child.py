@@ -1,4 +1,5 @@
-"""What runs inside a worker process (started with the spawn method by the supervisor).
+"""The child side of the workers: what runs inside a worker process (started with the
+spawn method by `gpu_service.workers.parent`).
 
 The child first makes itself safe to lose: its own process group (so a cancel can stop
 everything it started), death with the service (PR_SET_PDEATHSIG plus a watchdog on
@@ -23,7 +24,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from gpu_service.errors import Cancelled, CarrilError, CudaOOM, JobFailed
+from gpu_service.errors import Cancelled, CarrilError, CudaOOM, JobFailed, ValidationFailed
+from gpu_service.workloads.runners import RUNNERS
 from gpu_service.workloads.simulated_oom import cuda_out_of_memory, out_of_memory_reason
 
 PR_SET_PDEATHSIG = 1
@@ -148,7 +150,8 @@ class WorkerJobContext:
         self._progress: dict[str, Any] = dict(order.progress)
 
     def _send(self, message: dict[str, Any]) -> None:
-        self._conn.send({"job_id": self.job_id, **message})
+        # Tagged with the attempt, so the parent's manager can ignore a stale one.
+        self._conn.send({"job_id": self.job_id, "attempt": self.attempt, **message})
 
     def progress(self, **fields: Any) -> None:
         self._progress.update(fields)
@@ -201,8 +204,6 @@ def _as_carril_error(exc: BaseException) -> CarrilError:
 
 def run_order(*, order: JobOrder, boot: WorkerBoot, conn: Connection, stop: StopFlag) -> None:
     """Run one job and send exactly one final message: done or error."""
-    from gpu_service.kinds import kind_get  # after the env is set: kinds may import torch
-
     job_dir = Path(boot.storage) / "jobs" / order.job_id
     _redirect_output(log_path=job_dir / "job.log")
     ctx = WorkerJobContext(order=order, boot=boot, conn=conn, stop=stop)
@@ -217,8 +218,10 @@ def run_order(*, order: JobOrder, boot: WorkerBoot, conn: Connection, stop: Stop
         delay = float((order.simulate or {}).get("start_delay_s") or 0)
         if delay and boot.runtime == "simulated":
             time.sleep(delay)
-        kind = kind_get(order.kind)
-        result = kind.run(ctx)
+        run = RUNNERS.get(order.kind)
+        if run is None:
+            raise ValidationFailed(f"job kind {order.kind!r} is not available in this worker")
+        result = run(ctx)
         ctx.logger.info("job %s finished (stopped=%s)", order.job_id, stop.is_set())
         conn.send(
             {"job_id": order.job_id, "t": "done", "result": result or {}, "stopped": stop.is_set()}
