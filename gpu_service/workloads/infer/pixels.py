@@ -39,7 +39,7 @@ def sized_images(
     *, paths: list[Path], limit: int, names: list[str] | None = None
 ) -> list[SizedImage]:
     """Each image's size from its header; refuses the first over `limit` pixels or unreadable."""
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
 
     sized = []
     for index, path in enumerate(paths):
@@ -47,13 +47,15 @@ def sized_images(
         try:
             with Image.open(path) as opened:  # header only: no pixel is decoded here
                 width, height = opened.size
-        except (UnidentifiedImageError, OSError, ValueError) as exc:
+        except Image.DecompressionBombError:
+            width, height = _declared_size(path)
+        except Exception as exc:  # any failure to read a header is a refusal
+            # (ultralytics patches Image.open in the worker: there an unknown format raises
+            # ModuleNotFoundError for pi_heif, not UnidentifiedImageError.)
             raise errors.ValidationFailed(
                 f"images[{index}]: {name} is not an image Pillow can read",
                 details={"field": f"images[{index}]", "path": name, "reason": type(exc).__name__},
             ) from None
-        except Image.DecompressionBombError:
-            width, height = _declared_size(path)
         if width * height > limit:
             raise errors.ImageTooLarge(
                 f"images[{index}]: {name} is {width} x {height} pixels "
