@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from gpu_service import errors
+from gpu_service.settings import Settings
 from gpu_service.workloads.worker_env import int_setting
-
-DEFAULT_MAX_PIXELS = 40_000_000
 
 
 @dataclass(frozen=True)
@@ -31,8 +30,10 @@ class SizedImage:
 
 
 def max_pixels() -> int:
-    """CARRIL_INFER_MAX_PIXELS (as the supervisor passed it to the worker)."""
-    return int_setting("CARRIL_INFER_MAX_PIXELS", default=DEFAULT_MAX_PIXELS)
+    """CARRIL_INFER_MAX_PIXELS: the environment the settings were read from (in the API
+    process), or that the workers' parent passed on (workers/env.py); same default."""
+    default = Settings.model_fields["infer_max_pixels"].default
+    return int_setting("CARRIL_INFER_MAX_PIXELS", default=default)
 
 
 def sized_images(
