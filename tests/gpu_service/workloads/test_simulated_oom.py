@@ -50,3 +50,16 @@ def test_the_fault_comes_from_the_forward_pass_and_the_hook_goes_with_the_block(
     model(torch.zeros(3, 4))
 
     assert seen == [(7, 2), (7, 3)]
+
+
+def test_every_job_context_takes_the_batch_at_a_fault_point() -> None:
+    # The forward hook passes batch=...; a context without it would fail every inference
+    # (make gpu-check's context runs only on a GPU host, so nothing else would catch it).
+    import inspect
+
+    from gpu_service.gpu_check import CheckContext
+    from gpu_service.workers.child import WorkerJobContext
+    from tests.gpu_service.workloads.support import FakeJobContext
+
+    for context in (CheckContext, WorkerJobContext, FakeJobContext):
+        assert "batch" in inspect.signature(context.fault_point).parameters, context
