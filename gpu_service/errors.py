@@ -110,6 +110,13 @@ class FileMissing(CarrilError):
     status = 422
 
 
+class ImageTooLarge(CarrilError):
+    """An image has more pixels than CARRIL_INFER_MAX_PIXELS allows."""
+
+    code = "IMAGE_TOO_LARGE"
+    status = 422
+
+
 class JobFailed(CarrilError):
     """The job failed."""
 
@@ -134,6 +141,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
         Cancelled,
         WeightsRejected,
         FileMissing,
+        ImageTooLarge,
         JobFailed,
     )
 }

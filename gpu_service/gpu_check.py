@@ -66,7 +66,7 @@ class CheckContext:
     def should_stop(self) -> bool:
         return False
 
-    def fault_point(self, step: int) -> None:
+    def fault_point(self, step: int, *, batch: int | None = None) -> None:
         pass
 
 

@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     max_attempts: int = Field(3, ge=1)
     journal_retention_days: float = Field(30.0, gt=0)
     infer_cache_size: int = Field(2, ge=1)
+    # The most pixels one inference image may have, and the most one inference batch
+    # decodes at once (decode bombs: a small PNG can declare 13,000 x 13,000 pixels).
+    infer_max_pixels: int = Field(40_000_000, ge=1)
     # Workers run at this niceness (0-19) so the API is scheduled before their compute.
     worker_nice: int = Field(10, ge=0, le=19)
     # torch threads per worker under the simulated runtime (0: torch's default).

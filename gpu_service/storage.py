@@ -23,12 +23,31 @@ def inside_storage(*, path: str | Path, storage: Path, field: str = "path") -> P
     symlinks and `..` included. `field` names the request field in the error."""
     root = Path(storage).resolve()
     candidate = Path(path)
-    resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    resolved = resolved_or_none(candidate if candidate.is_absolute() else root / candidate)
+    if resolved is None:
+        raise ValidationFailed(
+            f"{field}: not a usable file path (NUL byte, bytes that are not text, or too long)",
+            details={"field": field, "path": str(path)},
+        )
     if not resolved.is_relative_to(root):
         raise ValidationFailed(
             f"{field}: {path} is outside the shared storage (CARRIL_STORAGE)",
             details={"field": field, "path": str(path)},
         )
+    return resolved
+
+
+def resolved_or_none(candidate: Path) -> Path | None:
+    """`candidate.resolve()`, or None for a path no file can have: a NUL byte (ValueError),
+    a lone surrogate (UnicodeEncodeError), a name too long (OSError). Refusing these here
+    keeps them a 4xx instead of an unhandled exception deeper in."""
+    try:
+        resolved = candidate.resolve()
+        resolved.stat()
+    except FileNotFoundError:
+        return resolved
+    except (ValueError, OSError):
+        return None
     return resolved
 
 

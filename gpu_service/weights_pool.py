@@ -7,15 +7,19 @@ do that (CUDA, memory, import time). One spawned process, reused, does it instea
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from gpu_service.errors import CarrilError, error_from_dict
+from gpu_service.errors import CarrilError, WeightsRejected, error_from_dict
 from gpu_service.workers.child import die_with_parent
 from gpu_service.workloads import weights
+
+log = logging.getLogger(__name__)
 
 
 def _pool_init(parent_pid: int, env: dict[str, str], nice: int) -> None:
@@ -51,11 +55,31 @@ class WeightsPool:
         return self._pool
 
     async def _run(self, action: str, **kwargs: Any) -> dict[str, Any]:
+        """Run `action` in the helper. A helper that died (killed, out of memory) breaks
+        the pool for good, so the pool is rebuilt and the call tried once more; a file
+        that kills the helper twice is refused rather than retried forever."""
         loop = asyncio.get_running_loop()
-        reply = await loop.run_in_executor(self._executor(), _call, action, kwargs)
+        for attempt in (1, 2):
+            pool = self._executor()
+            try:
+                reply = await loop.run_in_executor(pool, _call, action, kwargs)
+                break
+            except BrokenProcessPool:
+                self._discard(pool)
+                log.warning("the weights helper died during %s (attempt %s)", action, attempt)
+        else:
+            raise WeightsRejected(
+                "the weights helper process died twice while reading this file",
+                details={"reason": "helper_died"},
+            )
         if "error" in reply:
             raise error_from_dict(reply["error"])
         return reply["value"]
+
+    def _discard(self, pool: ProcessPoolExecutor) -> None:
+        if self._pool is pool:
+            self._pool = None
+        pool.shutdown(wait=False, cancel_futures=True)
 
     async def weights_import(self, *, src: Path) -> dict[str, Any]:
         return await self._run("import_weights", src=src, storage=self._storage)

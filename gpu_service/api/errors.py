@@ -6,6 +6,7 @@ unexpected exceptions are put in the same envelope so clients parse one shape.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -25,8 +26,16 @@ from gpu_service.errors import (
 log = logging.getLogger(__name__)
 
 
+class AsciiJSONResponse(JSONResponse):
+    """JSON with every non-ASCII character escaped: an error may echo what a client sent,
+    and a lone surrogate (valid in JSON text, not in UTF-8) must not turn a 4xx into a 500."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
 def envelope(error: CarrilError, *, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": error.as_dict()}, status_code=error.status, headers=headers)
+    return AsciiJSONResponse({"error": error.as_dict()}, status_code=error.status, headers=headers)
 
 
 def _field(loc: tuple[Any, ...]) -> str:

@@ -23,6 +23,9 @@ class SimulatedFaults(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     oom_at_step: int | None = Field(None, ge=0, description="raise CUDA out-of-memory at this step")
+    oom_above_batch: int | None = Field(
+        None, ge=1, le=4096, description="out of memory for every forward pass over this batch"
+    )
     crash_at_step: int | None = Field(None, ge=0, description="kill the worker at this step")
     crash_mode: Literal["exit", "abort", "segfault"] = "exit"
     start_delay_s: float = Field(0.0, ge=0, le=600, description="slow start")

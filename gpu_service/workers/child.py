@@ -26,6 +26,7 @@ from typing import Any
 
 from gpu_service.errors import Cancelled, CarrilError, CudaOOM, JobFailed, ValidationFailed
 from gpu_service.workloads.runners import RUNNERS
+from gpu_service.workloads.simulated_oom import cuda_out_of_memory, out_of_memory_reason
 
 PR_SET_PDEATHSIG = 1
 
@@ -145,6 +146,7 @@ class WorkerJobContext:
         self._conn = conn
         self._stop = stop
         self._faults = order.simulate or {}
+        self._fired: set[str] = set()  # one-shot faults already raised in this attempt
         self._progress: dict[str, Any] = dict(order.progress)
 
     def _send(self, message: dict[str, Any]) -> None:
@@ -164,13 +166,12 @@ class WorkerJobContext:
     def should_stop(self) -> bool:
         return self._stop.is_set()
 
-    def fault_point(self, step: int) -> None:
+    def fault_point(self, step: int, *, batch: int | None = None) -> None:
         if self.runtime != "simulated" or not self._faults:
             return
-        if self._faults.get("oom_at_step") == step:
-            raise CudaOOM(
-                "CUDA out of memory (simulated)", details={"step": step, "simulated": True}
-            )
+        why = out_of_memory_reason(faults=self._faults, step=step, batch=batch, fired=self._fired)
+        if why:
+            raise cuda_out_of_memory(why=why)
         # A resumed attempt passes the same step again; crashing it too would only
         # exhaust the attempts, so the simulated crash belongs to the first attempt.
         if self._faults.get("crash_at_step") == step and self.attempt == 1:

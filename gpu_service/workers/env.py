@@ -12,4 +12,5 @@ def worker_env(*, settings: Settings, runtime: GpuRuntime, gpu_ids: list[int]) -
     env = dict(runtime.child_env(gpu_ids=gpu_ids))
     env.update(offline_environment(storage=settings.storage))
     env["CARRIL_INFER_CACHE_SIZE"] = str(settings.infer_cache_size)
+    env["CARRIL_INFER_MAX_PIXELS"] = str(settings.infer_max_pixels)
     return env

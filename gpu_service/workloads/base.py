@@ -53,9 +53,11 @@ class JobContext(Protocol):
     def should_stop(self) -> bool:
         """True once a cancel was asked for; check it between steps."""
 
-    def fault_point(self, step: int) -> None:
+    def fault_point(self, step: int, *, batch: int | None = None) -> None:
         """Under the simulated runtime, trigger the faults a test asked for at this step
-        (out-of-memory raises CudaOOM, crash kills the process). No-op otherwise."""
+        (out-of-memory raises the error CUDA raises, see `simulated_oom`; crash kills the
+        process). Kinds with a model call it from the forward pass, with the batch size.
+        No-op otherwise."""
 
 
 def _multiple_of_32(value: int) -> int:

@@ -1,6 +1,8 @@
 """The fingerprinted weights store: import, describe and load `.pt` files safely.
 
-A checkpoint is a pickle, and unpickling runs code. So a file is only ever opened with
+A checkpoint is a pickle, and unpickling runs code. So a file's pickle is first read
+without running it (`safe_load`: objects made without constructor arguments, only
+torch's tensor rebuilders called, no tensor larger than the file), then opened with
 `torch.load(weights_only=True)` against ultralytics' allow-list of model classes
 (`torch_safe_load(safe_only=True)`); anything else it references is refused before it
 can run. Stored weights live at `storage/weights/<sha256>.pt` and are loaded by that
@@ -21,6 +23,7 @@ from gpu_service import errors
 from gpu_service.contract import FINGERPRINT
 from gpu_service.storage import write_json_atomically
 from gpu_service.workloads.offline import make_ultralytics_silent
+from gpu_service.workloads.safe_load import check_checkpoint
 
 _CHUNK = 1024 * 1024
 
@@ -111,7 +114,11 @@ def load_model(*, fingerprint: str, storage: Path) -> Any:
 
 
 def read_checkpoint(*, path: Path) -> dict[str, Any]:
-    """Unpickle a checkpoint with the restricted loader, or raise WeightsRejected."""
+    """Unpickle a checkpoint with the restricted loader, or raise WeightsRejected.
+
+    First its pickle is read without running it (`safe_load.check_checkpoint`): no
+    constructor called with the file's arguments, no tensor bigger than the file."""
+    check_checkpoint(path=path)
     from ultralytics.nn.tasks import torch_safe_load
 
     try:

@@ -7,7 +7,7 @@ are loaded only through `weights.load_model`, by fingerprint, hash checked.
 
 from __future__ import annotations
 
-import os
+import contextlib
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -17,22 +17,18 @@ from gpu_service import errors
 from gpu_service.storage import write_json_atomically
 from gpu_service.workloads import datasets, weights
 from gpu_service.workloads.base import JobContext
+from gpu_service.workloads.infer import pixels
 from gpu_service.workloads.infer.annotate import draw_detections
 from gpu_service.workloads.infer.spec import InferSpec
 from gpu_service.workloads.offline import make_ultralytics_silent
+from gpu_service.workloads.simulated_oom import faults_in_forward
+from gpu_service.workloads.worker_env import int_setting
 
 _MODELS: OrderedDict[str, Any] = OrderedDict()
 
 
 def cache_size() -> int:
-    raw = os.environ.get("CARRIL_INFER_CACHE_SIZE", "2")
-    try:
-        size = int(raw)
-    except ValueError:
-        raise errors.CarrilError(
-            f"CARRIL_INFER_CACHE_SIZE must be an integer, got {raw!r}"
-        ) from None
-    return max(size, 1)
+    return int_setting("CARRIL_INFER_CACHE_SIZE", default=2)
 
 
 def cached_model(*, fingerprint: str, storage: Path) -> Any:
@@ -55,33 +51,52 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
     spec = InferSpec.model_validate(ctx.spec)
     make_ultralytics_silent(storage=ctx.storage)
     paths = datasets.image_paths(images=spec.images, storage=ctx.storage)
+    # Every header is checked before the model loads or any pixel is decoded: an image
+    # over the cap fails the job at once, with nothing written (defence in depth behind
+    # the submit-time check; the file may have changed since).
+    budget = pixels.max_pixels()
+    sized = pixels.sized_images(paths=paths, limit=budget, names=spec.images)
+    batches = pixels.pixel_batches(sized, max_images=spec.batch, max_pixels=budget)
     ctx.progress(stage="loading model", fraction=0.0)
     model = cached_model(fingerprint=spec.model, storage=ctx.storage)
     device = f"cuda:{ctx.devices[0]}" if ctx.devices else "cpu"
     annotated_dir = ctx.job_dir / "annotated"
     images: list[dict[str, Any]] = []
     predict_seconds = 0.0
-    batches = [paths[i : i + spec.batch] for i in range(0, len(paths), spec.batch)]
-    for number, chunk in enumerate(batches, start=1):
-        if ctx.should_stop():
-            raise errors.Cancelled(details={"images_done": len(images)})
-        ctx.fault_point(number)
-        started = time.perf_counter()
-        results = _predict(model=model, chunk=chunk, spec=spec, device=device)
-        predict_seconds += time.perf_counter() - started
-        for path, result in zip(chunk, results, strict=True):
-            record = image_record(source=path, result=result)
-            target = annotated_dir / f"{len(images):04d}-{path.name}"
-            record["annotated_path"] = str(
-                draw_detections(source=path, detections=record["detections"], target=target)
-            )
-            images.append(record)
-        ctx.progress(
-            stage="inference",
-            batch=number,
-            batches=len(batches),
-            fraction=len(images) / len(paths),
+    current = {"batch": 0}
+    faults = (
+        faults_in_forward(
+            model.model, fault_point=ctx.fault_point, step=lambda: current["batch"] or None
         )
+        if ctx.runtime == "simulated"  # a real GPU raises its own out-of-memory
+        else contextlib.nullcontext()
+    )
+    with faults:
+        for number, chunk in enumerate(batches, start=1):
+            if ctx.should_stop():
+                raise errors.Cancelled(details={"images_done": len(images)})
+            current["batch"] = number
+            decoded = [pixels.decode(image) for image in chunk]
+            started = time.perf_counter()
+            results = _predict(model=model, decoded=decoded, spec=spec, device=device)
+            predict_seconds += time.perf_counter() - started
+            for image, array, result in zip(chunk, decoded, results, strict=True):
+                record = image_record(source=image.path, result=result)
+                target = annotated_dir / f"{len(images):04d}-{image.path.name}"
+                record["annotated_path"] = str(
+                    draw_detections(image=array, detections=record["detections"], target=target)
+                )
+                images.append(record)
+            # This batch's pixels go before the next batch decodes (ultralytics' predictor
+            # keeps its last inputs until the next call).
+            del decoded, results
+            _release_inputs(model)
+            ctx.progress(
+                stage="inference",
+                batch=number,
+                batches=len(batches),
+                fraction=len(images) / len(paths),
+            )
     results_path = ctx.job_dir / "results.json"
     summary = {
         "model": spec.model,
@@ -93,10 +108,18 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
     return {"model": spec.model, "results_path": str(results_path), **summary}
 
 
-def _predict(*, model: Any, chunk: list[Path], spec: InferSpec, device: str) -> list[Any]:
+def _release_inputs(model: Any) -> None:
+    predictor = getattr(model, "predictor", None)
+    if predictor is not None:
+        predictor.batch = None
+        predictor.dataset = None
+
+
+def _predict(*, model: Any, decoded: list[Any], spec: InferSpec, device: str) -> list[Any]:
+    """Ultralytics' predict on images already decoded (BGR arrays): it reads no file."""
     try:
         return model.predict(
-            source=[str(p) for p in chunk],
+            source=decoded,
             conf=spec.conf,
             iou=spec.iou,
             imgsz=spec.imgsz,
@@ -108,7 +131,9 @@ def _predict(*, model: Any, chunk: list[Path], spec: InferSpec, device: str) -> 
         )
     except RuntimeError as exc:
         if "out of memory" in str(exc).lower():
-            raise errors.CudaOOM(details={"batch": spec.batch, "imgsz": spec.imgsz}) from exc
+            raise errors.CudaOOM(
+                details={"batch": len(decoded), "batch_requested": spec.batch, "imgsz": spec.imgsz}
+            ) from exc
         raise
 
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from gpu_service.contract import FINGERPRINT
 from gpu_service.workloads import datasets, weights
 from gpu_service.workloads.base import ImageSize, Kind
+from gpu_service.workloads.infer import pixels
 
 
 class InferSpec(BaseModel):
@@ -47,7 +48,9 @@ def check_infer(spec: BaseModel, storage: Path) -> None:
     """Submit-time: the weights are registered and every image is in storage."""
     assert isinstance(spec, InferSpec)
     weights.verified_path(fingerprint=spec.model, storage=storage, verify_hash=False)
-    datasets.image_paths(images=spec.images, storage=storage)
+    paths = datasets.image_paths(images=spec.images, storage=storage)
+    # From the headers alone: refuses a decode bomb before any worker decodes it.
+    pixels.sized_images(paths=paths, limit=pixels.max_pixels(), names=spec.images)
 
 
 def memory_estimate(spec: BaseModel) -> int:

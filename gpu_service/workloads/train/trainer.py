@@ -13,6 +13,7 @@ from typing import Any
 
 from gpu_service import errors
 from gpu_service.workloads.base import JobContext
+from gpu_service.workloads.simulated_oom import install_faults_in_forward
 from gpu_service.workloads.train.dataparallel import wrap_for_devices
 
 # What ultralytics calls each metric -> what the journal calls it.
@@ -78,6 +79,14 @@ class SeedReporter:
 
     def on_train_start(self, trainer: Any) -> None:
         trainer.epoch = trainer.start_epoch
+        if self.ctx.runtime == "simulated":
+            # Simulated faults come from the forward pass, where a real OOM comes from, so
+            # ultralytics' own first-epoch retry sees them (trainer.model is final here).
+            install_faults_in_forward(
+                trainer.model,
+                fault_point=self.ctx.fault_point,
+                step=lambda: self.forward_step(trainer),
+            )
         if trainer.start_epoch:
             self.ctx.logger.info(
                 "seed %s resumes at epoch %s of %s", self.seed, trainer.start_epoch + 1, self.epochs
@@ -96,11 +105,16 @@ class SeedReporter:
             )
             self.ctx.set_metrics(batch_effective=trainer.batch_size)
 
+    def forward_step(self, trainer: Any) -> int | None:
+        """The job-wide number of the training step whose forward pass is starting
+        (1-based, counting every seed's epochs); None for passes in eval mode."""
+        if not trainer.model.training:
+            return None
+        batches = len(trainer.train_loader)
+        return ((self.seed_index * self.epochs) + trainer.epoch) * batches + self.batch_in_epoch + 1
+
     def on_train_batch_end(self, trainer: Any) -> None:
         self.batch_in_epoch += 1
-        batches = len(trainer.train_loader)
-        step = ((self.seed_index * self.epochs) + trainer.epoch) * batches + self.batch_in_epoch
-        self.ctx.fault_point(step)
         if self.ctx.should_stop():
             # trainer.stop alone would still validate and save; a cancelled seed is
             # thrown away, so leave the loop now.

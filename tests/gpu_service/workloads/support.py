@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu_service import errors
+from gpu_service.workloads.simulated_oom import cuda_out_of_memory, out_of_memory_reason
 from gpu_service.workloads.synthetic import SHAPES, make_shapes_dataset
 
 __all__ = ["SHAPES", "FakeJobContext", "SimulatedCrash", "make_shapes_dataset"]
@@ -30,6 +30,8 @@ class FakeJobContext:
     runtime: str = "simulated"
     stop_at_step: int | None = None
     oom_at_step: int | None = None
+    oom_above_batch: int | None = None
+    fired: set[str] = field(default_factory=set)
     crash_at_step: int | None = None
     progress_log: list[dict[str, Any]] = field(default_factory=list)
     epochs: list[dict[str, Any]] = field(default_factory=list)
@@ -57,10 +59,12 @@ class FakeJobContext:
             and (self.steps[-1] >= self.stop_at_step)
         )
 
-    def fault_point(self, step: int) -> None:
+    def fault_point(self, step: int, *, batch: int | None = None) -> None:
         self.steps.append(step)
-        if self.oom_at_step is not None and step == self.oom_at_step:
-            raise errors.CudaOOM("simulated CUDA out of memory")
+        faults = {"oom_at_step": self.oom_at_step, "oom_above_batch": self.oom_above_batch}
+        why = out_of_memory_reason(faults=faults, step=step, batch=batch, fired=self.fired)
+        if why:
+            raise cuda_out_of_memory(why=why)
         if self.crash_at_step is not None and step == self.crash_at_step:
             raise SimulatedCrash(step)
 
