@@ -109,8 +109,8 @@ class LocalCluster:
     Uses `ray.cluster_utils.Cluster`, Ray's own multi-node-on-one-host harness. Ray reads
     its environment when imported, so `ray_environment(loopback=True)` is applied to
     this process before the import, and every node is also given 127.0.0.1 as its
-    address outright (in case Ray was imported earlier). Stop it with `shutdown()` (also registered at exit,
-    and Ray's reaper kills the nodes if this process dies).
+    address outright (in case Ray was imported earlier). Stop it with `shutdown()`
+    (also registered at exit, and Ray's reaper kills the nodes if this process dies).
     """
 
     def __init__(self, *, nodes: int, gpus: str, num_cpus: int = 2) -> None:
