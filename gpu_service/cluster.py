@@ -158,3 +158,40 @@ class LocalCluster:
     def shutdown(self) -> None:
         self._cluster.shutdown()
         self.nodes.clear()
+
+
+def main() -> int:
+    """`python -m gpu_service.cluster`: run a LocalCluster until SIGTERM or SIGINT.
+
+    Started by `make run-cluster` (carril_cluster.py). Prints `ray address: <host:port>`
+    once every node is up; CARRIL_CLUSTER_NODES nodes of CARRIL_SIMULATED_GPUS each. Dies
+    with its parent: a launcher killed outright leaves no cluster behind (Ray's own
+    reaper then stops the nodes).
+    """
+    import contextlib
+    import ctypes
+    import os
+    import signal
+    import threading
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    nodes = int(os.environ.get("CARRIL_CLUSTER_NODES", "2"))
+    gpus = os.environ.get("CARRIL_SIMULATED_GPUS", "2x24GiB")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    cluster = LocalCluster(nodes=nodes, gpus=gpus)
+    try:
+        print(f"ray address: {cluster.address}", flush=True)
+        print(f"{nodes} Ray node(s) of {gpus} on {LOOPBACK}", flush=True)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        cluster.shutdown()
+        print("ray cluster stopped", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -45,6 +45,10 @@ class Settings(BaseSettings):
     worker_nice: int = Field(10, ge=0, le=19)
     # torch threads per worker under the simulated runtime (0: torch's default).
     worker_threads: int = Field(0, ge=0)
+    # Where attempts run: "local" (spawned worker processes on this machine) or "ray"
+    # (actors on the Ray cluster at ray_address, host:port of its head). ADR 0017.
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = "text"
 

@@ -65,6 +65,7 @@ class AttemptRunner:
         self._log = _EventLog()
         self._stop = _ThreadStop()
         self._thread: threading.Thread | None = None
+        self._acked = 0
         self.started_at = time.time()
 
     def start(self) -> dict[str, Any]:
@@ -85,7 +86,15 @@ class AttemptRunner:
         run_order(order=self.order, boot=self.boot, conn=self._log, stop=self._stop)
 
     def poll(self, after: int = 0) -> dict[str, Any]:
-        """Messages after the `after`-th, the new cursor, and whether the job has ended."""
+        """Messages after the `after`-th, the new cursor, and whether the job has ended.
+
+        Asking from `after` acknowledges every message before it. `after=-1` (a restarted
+        GPU service that does not know its cursor) resumes from the last acknowledged
+        message, so no epoch is recorded twice.
+        """
+        if after < 0:
+            after = self._acked
+        self._acked = max(self._acked, after)
         messages, seq, ended = self._log.after(after)
         return {
             "job_id": self.order.job_id,
