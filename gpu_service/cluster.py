@@ -160,6 +160,30 @@ class LocalCluster:
         self.nodes.clear()
 
 
+def node_exec(*, address: str | None, host: str, num_cpus: int) -> None:
+    """Replace this process with `ray start --block` for this host's node (Compose's
+    `ray-node` and `ray-head` services). GPUs come from the GPU service's runtime: NVML
+    on a real host, CARRIL_SIMULATED_GPUS under the simulated runtime."""
+    import os
+    import shutil
+
+    from gpu_service.runtime.select import runtime_select
+    from gpu_service.settings import Settings
+
+    if address is None:
+        declaration = head_declaration(host=host)
+    else:
+        gpus = runtime_select(settings=Settings()).inventory()
+        declaration = NodeDeclaration(
+            host=host, gpu_mib=[gpu.memory_total_mib for gpu in gpus], num_cpus=num_cpus
+        )
+    ray = shutil.which("ray") or "ray"
+    port = int(os.environ.get("CARRIL_RAY_PORT", "6379"))
+    argv = declaration.start_argv(ray=ray, address=address, port=port)
+    os.environ.update(ray_environment(loopback=False))
+    os.execv(ray, argv)  # noqa: S606 - the node is this process from here on
+
+
 def main() -> int:
     """`python -m gpu_service.cluster`: run a LocalCluster until SIGTERM or SIGINT.
 
@@ -193,5 +217,23 @@ def main() -> int:
     return 0
 
 
+def cli(argv: list[str]) -> int:
+    """`python -m gpu_service.cluster` (a local cluster), `... head` or `... node ADDRESS`."""
+    import os
+    import socket
+
+    host = os.environ.get("CARRIL_NODE_NAME") or socket.gethostname()
+    cpus = int(os.environ.get("CARRIL_NODE_CPUS", "4"))
+    if argv[:1] == ["head"]:
+        node_exec(address=None, host=host, num_cpus=1)
+    if argv[:1] == ["node"] and len(argv) == 2:
+        node_exec(address=argv[1], host=host, num_cpus=cpus)
+    if argv:
+        raise SystemExit("usage: python -m gpu_service.cluster [head | node HEAD:PORT]")
+    return main()
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import sys
+
+    raise SystemExit(cli(sys.argv[1:]))

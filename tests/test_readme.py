@@ -11,9 +11,11 @@ SOURCES = [
     "web",
     "bench",
     "carril_run.py",
+    "carril_cluster.py",
     "deploy",
     "docker-compose.yml",
     "docker-compose.simulated.yml",
+    "docker-compose.cluster.yml",
     "Dockerfile.web",
     "Dockerfile.gpu",
 ]
