@@ -156,6 +156,10 @@ class LocalCluster:
         return [node.node_ip_address for node in self._cluster.list_all_nodes()]
 
     def shutdown(self) -> None:
+        import ray
+
+        if ray.is_initialized():  # a driver in this process would forbid removing the head
+            ray.shutdown()
         self._cluster.shutdown()
         self.nodes.clear()
 
