@@ -218,7 +218,22 @@ class RayExecutor:
                 attempt.attempt,
                 running.placement.get("host"),
             )
+        claimed = {
+            actor_name(job_id=a.job_id, attempt=a.attempt) for a in attempts if a.job_id in alive
+        }
+        self._stop_unclaimed(claimed=claimed)
         return alive
+
+    def _stop_unclaimed(self, *, claimed: set[str]) -> None:
+        """Kill every attempt actor the journal does not say is current: a stale attempt
+        (the job moved on to a later one) or one of a job that has ended meanwhile."""
+        ray = self._ray
+        for entry in ray.util.list_named_actors(all_namespaces=True):
+            if entry["namespace"] != NAMESPACE or entry["name"] in claimed:
+                continue
+            with contextlib.suppress(Exception):
+                ray.kill(ray.get_actor(entry["name"], namespace=NAMESPACE), no_restart=True)
+                log.warning("stopped attempt %s: the journal does not run it", entry["name"])
 
     def launch(self, attempt: Attempt) -> None:
         self._connect()

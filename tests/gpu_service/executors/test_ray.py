@@ -1,0 +1,255 @@
+"""The Ray executor through the real GPU service API, on a local cluster of two 2-GPU nodes.
+
+Workers run on the simulated runtime (on the CPU). Each test starts its own GPU service
+in Ray mode against the session's cluster; the cluster fixture brings a killed node back
+before the next test, and actors a test leaves behind are killed after it.
+"""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import time
+from collections import Counter
+from pathlib import Path
+
+import psutil
+import pytest
+
+from gpu_service.cluster import NAMESPACE
+from tests.support.gpu_service import GpuServiceProcess
+
+HOSTS = {"node-0", "node-1"}
+
+
+@pytest.fixture
+def ray_service(ray_cluster, tmp_path: Path):
+    """Factory: a GPU service in Ray mode on the test cluster; stopped after the test."""
+    started: list[GpuServiceProcess] = []
+
+    def start(**env: str) -> GpuServiceProcess:
+        service = GpuServiceProcess(
+            storage=tmp_path / "storage",
+            gpus="1x24GiB",  # the head's own runtime; the cluster's GPUs are what count
+            env={
+                "CARRIL_EXECUTOR": "ray",
+                "CARRIL_RAY_ADDRESS": ray_cluster.address,
+                "CARRIL_CANCEL_GRACE_S": "2",
+                "CARRIL_WORKER_THREADS": "1",
+                "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+                "RAY_USAGE_STATS_ENABLED": "0",
+                **env,
+            },
+            startup_timeout_s=120,
+        ).start()
+        started.append(service)
+        return service
+
+    yield start
+    for service in started:
+        service.stop()
+    _kill_leftover_actors(ray_cluster)
+
+
+def _driver(cluster):
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=cluster.address, namespace=NAMESPACE, log_to_driver=False)
+    return ray
+
+
+def _attempt_actors(cluster) -> list[str]:
+    """Names of the attempt actors alive on the cluster (`<job id>/<attempt>`)."""
+    ray = _driver(cluster)
+    return sorted(
+        entry["name"]
+        for entry in ray.util.list_named_actors(all_namespaces=True)
+        if entry["namespace"] == NAMESPACE
+    )
+
+
+def _kill_leftover_actors(cluster) -> None:
+    ray = _driver(cluster)
+    for name in _attempt_actors(cluster):
+        try:
+            ray.kill(ray.get_actor(name, namespace=NAMESPACE), no_restart=True)
+        except ValueError:
+            pass  # gone meanwhile
+
+
+def _placement(service: GpuServiceProcess, job_id: str, *, timeout_s: float = 90) -> dict:
+    """Where Ray placed the job's current attempt, once its actor has started."""
+    return service.wait_until(
+        lambda: service.job(job_id)["metrics"].get("placement"),
+        timeout_s=timeout_s,
+        what=f"job {job_id} to start on a node",
+    )
+
+
+def _diagnostic(service: GpuServiceProcess, *, seconds: float, gpus: int = 1, **body) -> dict:
+    return service.submit(
+        kind="diagnostic", spec={"seconds": seconds, "step_s": 0.2}, gpus=gpus, **body
+    )
+
+
+def test_the_gpus_are_listed_with_their_host(ray_service):
+    service = ray_service()
+    gpus = service.client.get("/v1/gpus").json()["gpus"]
+    assert Counter(gpu["host"] for gpu in gpus) == {"node-0": 2, "node-1": 2}
+    assert {gpu["memory_total_mib"] for gpu in gpus} == {24 * 1024}
+
+
+def test_two_gpu_jobs_each_land_whole_on_one_node_at_the_same_time(ray_service):
+    service = ray_service()
+    jobs = [_diagnostic(service, seconds=6, gpus=2) for _ in range(2)]
+
+    placements = [_placement(service, job["id"]) for job in jobs]
+    running = [service.job(job["id"]) for job in jobs]
+
+    assert [job["state"] for job in running] == ["running", "running"]
+    assert {p["host"] for p in placements} == HOSTS  # one job per node
+    for placement in placements:
+        assert sorted(placement["node_gpu_ids"]) == [0, 1]  # both GPUs of its node
+    for job in jobs:
+        assert service.wait_for(job["id"], timeout_s=90)["state"] == "succeeded"
+
+
+def test_four_one_gpu_jobs_spread_over_both_nodes_and_a_fifth_waits_then_runs(ray_service):
+    service = ray_service()
+    jobs = [_diagnostic(service, seconds=5) for _ in range(4)]
+    waiting = _diagnostic(service, seconds=0.2)
+
+    placements = [_placement(service, job["id"]) for job in jobs]
+    assert Counter(p["host"] for p in placements) == {"node-0": 2, "node-1": 2}
+    assert service.job(waiting["id"])["state"] == "queued"  # every GPU is taken
+    assert service.wait_for(waiting["id"], timeout_s=120)["state"] == "succeeded"
+    for job in jobs:
+        assert service.wait_for(job["id"], timeout_s=60)["state"] == "succeeded"
+
+
+def test_a_request_no_node_could_hold_is_refused_naming_the_largest_node(ray_service):
+    service = ray_service()
+    response = service.client.post(
+        "/v1/jobs", json={"kind": "diagnostic", "spec": {"seconds": 1}, "gpus": 3}
+    )
+    assert response.status_code == 409, response.text
+    error = response.json()["error"]
+    assert error["code"] == "RESOURCE_UNAVAILABLE"
+    assert "2" in error["message"]
+    assert error["details"]["largest_host"] in HOSTS
+    assert service.client.get("/v1/jobs").json()["jobs"] == []  # nothing recorded
+
+
+def test_a_duplicate_submit_answers_the_same_job_and_runs_it_once(ray_service, ray_cluster):
+    service = ray_service()
+    body = {"kind": "diagnostic", "spec": {"seconds": 3, "step_s": 0.2}, "job_id": "dup-1"}
+    first = service.client.post("/v1/jobs", json=body)
+    second = service.client.post("/v1/jobs", json=body)
+
+    assert (first.status_code, second.status_code) == (202, 200)
+    assert first.json()["id"] == second.json()["id"] == "dup-1"
+    _placement(service, "dup-1")
+    assert [n for n in _attempt_actors(ray_cluster) if n.startswith("dup-1/")] == ["dup-1/1"]
+    assert service.wait_for("dup-1", timeout_s=60)["state"] == "succeeded"
+
+
+def test_cancel_stops_the_work_on_its_node_and_frees_its_gpus(ray_service):
+    service = ray_service()
+    job = _diagnostic(service, seconds=120, gpus=2)
+    placement = _placement(service, job["id"])
+
+    started = time.monotonic()
+    service.client.post(f"/v1/jobs/{job['id']}/cancel")
+    done = service.wait_for(job["id"], timeout_s=30)
+
+    assert done["state"] == "cancelled"
+    assert time.monotonic() - started < 2 + 5  # the grace, and a few polls
+    with pytest.raises(psutil.NoSuchProcess):
+        psutil.Process(placement["pid"]).wait(timeout=10)
+    # Its node's two GPUs are free again in Ray: two 2-GPU jobs run side by side.
+    after = [_diagnostic(service, seconds=2, gpus=2) for _ in range(2)]
+    assert {_placement(service, j["id"])["host"] for j in after} == HOSTS
+
+
+def test_a_gpu_service_restart_mid_job_neither_kills_nor_duplicates_it(ray_service, ray_cluster):
+    service = ray_service()
+    job = _diagnostic(service, seconds=8, gpus=1)
+    placement = _placement(service, job["id"])
+    service.wait_until(lambda: (service.job(job["id"])["progress"].get("batch") or 0) >= 2)
+
+    service.kill(signal.SIGKILL)
+    assert psutil.pid_exists(placement["pid"])  # the work lives on on its node
+    service.start()
+    done = service.wait_for(job["id"], timeout_s=90)
+
+    assert done["state"] == "succeeded", done["error"]
+    assert done["attempt"] == 1  # found again by its submission id, not run again
+    assert done["result"]["steps_done"] == 40
+    assert done["metrics"]["placement"]["pid"] == placement["pid"]
+    assert [n for n in _attempt_actors(ray_cluster) if n.startswith(job["id"])] == []
+
+
+def test_a_stale_attempt_is_stopped_and_never_writes_the_record(ray_service, ray_cluster):
+    """The journal moved on to attempt 2 while attempt 1 still runs (as when the service
+    requeued a job whose node then came back): attempt 1 is killed, never reported."""
+    service = ray_service()
+    job = _diagnostic(service, seconds=60, job_id="fence-1")
+    stale = _placement(service, job["id"])
+    service.kill(signal.SIGKILL)
+    with sqlite3.connect(service.storage / "journal.sqlite3") as db:
+        db.execute(
+            "UPDATE jobs SET state = 'queued', attempt = 2, gpu_ids = '[]', spec = ?"
+            " WHERE id = 'fence-1'",
+            ('{"seconds": 0.5, "step_s": 0.1, "burn_cpu": false}',),
+        )
+
+    service.start()
+    done = service.wait_for("fence-1", timeout_s=90)
+
+    assert done["state"] == "succeeded", done["error"]
+    assert done["attempt"] == 2
+    assert done["metrics"]["placement"]["pid"] != stale["pid"]
+    assert done["result"]["steps_done"] == 5  # attempt 2's result, not attempt 1's
+    with pytest.raises(psutil.NoSuchProcess):
+        psutil.Process(stale["pid"]).wait(timeout=15)
+    assert "fence-1/1" not in _attempt_actors(ray_cluster)
+
+
+@pytest.mark.slow
+def test_a_training_on_a_node_that_dies_resumes_on_the_other_node_and_succeeds(
+    ray_service, ray_cluster, tmp_path: Path
+):
+    from gpu_service.workloads.synthetic import make_shapes_dataset
+
+    make_shapes_dataset(tmp_path / "storage" / "datasets" / "shapes")
+    service = ray_service(CARRIL_MAX_ATTEMPTS="3")
+    spec = {
+        "dataset": "datasets/shapes",
+        "model": "yolov8n",
+        "epochs": 3,
+        "imgsz": 64,
+        "batch": 4,
+        "seeds": [1],
+        "workers": 0,
+    }
+    job = service.submit(kind="train", spec=spec, gpus=1)
+    first = _placement(service, job["id"], timeout_s=120)
+    service.wait_until(
+        lambda: len(service.job(job["id"])["metrics"].get("epochs", [])) >= 1,
+        timeout_s=300,
+        what="the first epoch",
+    )
+
+    ray_cluster.node_kill(first["host"])
+    done = service.wait_for(job["id"], timeout_s=400)
+
+    assert done["state"] == "succeeded", done["error"]
+    assert done["attempt"] == 2
+    assert done["metrics"]["placement"]["host"] == (HOSTS - {first["host"]}).pop()
+    # Resumed from the checkpoint, and attempt 1 wrote nothing after it was fenced off.
+    assert [e["epoch"] for e in done["metrics"]["epochs"]] == [1, 2, 3]
+    assert done["result"]["seeds"][0]["epochs_run"] == 3
+    assert not psutil.pid_exists(first["pid"]) or psutil.Process(first["pid"]).status() == (
+        psutil.STATUS_ZOMBIE
+    )
