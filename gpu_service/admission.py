@@ -12,10 +12,15 @@ Rules:
   from then on, nothing behind it is admitted onto the lanes it needs, so they drain.
 - Memory: a job's estimate (MiB per GPU) must fit each of its GPUs' free memory, and a
   request no GPU set could ever satisfy is refused up front instead of queued forever.
+- Hosts: a job's GPUs are all on one host (a job is one process, DataParallel across its
+  GPUs), so "could it ever fit" asks the largest host, not the sum of them. The local
+  executor has one host, where this changes nothing.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gpu_service.errors import ResourceUnavailable
@@ -36,6 +41,7 @@ class Lane:
     gpu: int
     capacity: int
     memory_total_mib: int
+    host: str = "localhost"
     holders: dict[str, int] = field(default_factory=dict)  # job id -> memory it reserved
 
     @property
@@ -54,9 +60,15 @@ class Admission:
         capacities: dict[int, int],
         memory_total_mib: dict[int, int],
         starvation_bound_s: float,
+        hosts: dict[int, str] | None = None,
     ) -> None:
         self.lanes = {
-            gpu: Lane(gpu=gpu, capacity=capacity, memory_total_mib=memory_total_mib.get(gpu, 0))
+            gpu: Lane(
+                gpu=gpu,
+                capacity=capacity,
+                memory_total_mib=memory_total_mib.get(gpu, 0),
+                host=(hosts or {}).get(gpu, "localhost"),
+            )
             for gpu, capacity in sorted(capacities.items())
         }
         self.starvation_bound_s = starvation_bound_s
@@ -78,15 +90,24 @@ class Admission:
                     f"GPU {closed[0]} has a lane capacity of 0", details={"gpu_ids": closed}
                 )
             candidates = [self.lanes[g] for g in request.gpu_ids]
-        else:
-            if request.gpus > len(usable):
+            if len({lane.host for lane in candidates}) > 1:
                 raise ResourceUnavailable(
-                    f"asked for {request.gpus} GPUs; this service has {len(usable)}",
-                    details={"requested": request.gpus, "available": len(usable)},
+                    "the GPUs asked for are on different hosts; a job runs on one",
+                    details={"gpu_ids": list(request.gpu_ids)},
+                )
+        else:
+            hosts = _by_host(usable)
+            largest = max((len(lanes) for lanes in hosts.values()), default=0)
+            if request.gpus > largest:
+                where = "this service has" if len(hosts) <= 1 else "the largest host has"
+                raise ResourceUnavailable(
+                    f"asked for {request.gpus} GPUs; {where} {largest}",
+                    details={"requested": request.gpus, "available": largest},
                 )
             candidates = usable
         fitting = [lane for lane in candidates if lane.memory_total_mib >= request.memory_mib]
-        if len(fitting) < request.gpus or (
+        enough_on_one_host = any(len(lanes) >= request.gpus for lanes in _by_host(fitting).values())
+        if not enough_on_one_host or (
             request.gpu_ids is not None and len(fitting) != len(candidates)
         ):
             raise ResourceUnavailable(
@@ -153,7 +174,8 @@ class Admission:
             return request.gpu_ids if all(fits(g) for g in request.gpu_ids) else None
         # Prefer the emptiest lanes, so single-GPU jobs spread over the GPUs.
         free = sorted((g for g in self.lanes if fits(g)), key=lambda g: (-slots[g], g))
-        return tuple(sorted(free[: request.gpus])) if len(free) >= request.gpus else None
+        chosen = self._first_host_with(request.gpus, free)
+        return tuple(sorted(chosen)) if chosen is not None else None
 
     def _lanes_to_drain(
         self, request: Request, *, slots: dict[int, int], blocked: set[int]
@@ -167,7 +189,18 @@ class Admission:
             (g for g, lane in self.lanes.items() if lane.capacity > 0 and g not in blocked),
             key=lambda g: (-slots[g], g),
         )
-        return set(candidates[: request.gpus])
+        return set(self._first_host_with(request.gpus, candidates) or candidates[: request.gpus])
+
+    def _first_host_with(self, count: int, ordered: list[int]) -> list[int] | None:
+        """The first `count` GPUs of one host, in the given order of preference: the host
+        whose count-th GPU comes earliest in that order."""
+        taken: dict[str, list[int]] = defaultdict(list)
+        for gpu in ordered:
+            same_host = taken[self.lanes[gpu].host]
+            same_host.append(gpu)
+            if len(same_host) == count:
+                return same_host
+        return None
 
     # ---- holding ------------------------------------------------------------------
 
@@ -187,3 +220,10 @@ class Admission:
 
     def holding(self, *, job_id: str) -> list[int]:
         return [lane.gpu for lane in self.lanes.values() if job_id in lane.holders]
+
+
+def _by_host(lanes: Iterable[Lane]) -> dict[str, list[Lane]]:
+    hosts: dict[str, list[Lane]] = defaultdict(list)
+    for lane in lanes:
+        hosts[lane.host].append(lane)
+    return hosts

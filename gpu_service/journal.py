@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu_service.contract import is_job_id
 from gpu_service.errors import Cancelled, CarrilError, Conflict, NotFound
 
 
@@ -37,8 +38,7 @@ ACTIVE = frozenset({JobState.RUNNING, JobState.CANCELLING})
 
 @dataclass(frozen=True)
 class Job:
-    id: str
-    idempotency_key: str | None
+    id: str  # the client's job id when it gave one; also the folder jobs/<id>
     kind: str
     spec: dict[str, Any]
     priority: int
@@ -63,7 +63,6 @@ class Job:
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY,
-    idempotency_key TEXT UNIQUE,
     kind TEXT NOT NULL,
     spec TEXT NOT NULL,
     priority INTEGER NOT NULL,
@@ -98,8 +97,12 @@ CREATE TABLE IF NOT EXISTS workers (
 _JSON_COLUMNS = ("spec", "gpu_ids_requested", "gpu_ids", "simulate", "progress", "metrics")
 
 
+_JOB_FIELDS = frozenset(Job.__dataclass_fields__)
+
+
 def _row_to_job(row: sqlite3.Row) -> Job:
-    data = dict(row)
+    # Journals written before issue 11 keep an unused idempotency_key column.
+    data = {key: value for key, value in dict(row).items() if key in _JOB_FIELDS}
     for column in (*_JSON_COLUMNS, "result", "error"):
         data[column] = json.loads(data[column]) if data[column] is not None else None
     data["state"] = JobState(data["state"])
@@ -124,6 +127,30 @@ class Journal:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(_SCHEMA)
+        self._adopt_client_ids(jobs_dir=path.parent / "jobs")
+
+    def _adopt_client_ids(self, *, jobs_dir: Path) -> None:
+        """Journals from before issue 11 named jobs by a generated id and kept the web's
+        job id as `idempotency_key`. Rename those jobs to the client's id, and link the
+        folder under the new name, so one id finds the record, the folder and the logs.
+        The old folder stays: results written then hold paths inside it."""
+        columns = {row["name"] for row in self._db.execute("PRAGMA table_info(jobs)")}
+        if "idempotency_key" not in columns:
+            return
+        rows = self._db.execute(
+            "SELECT id, idempotency_key FROM jobs"
+            " WHERE idempotency_key IS NOT NULL AND idempotency_key != id"
+        ).fetchall()
+        for old, new in ((row["id"], row["idempotency_key"]) for row in rows):
+            if not is_job_id(new):
+                continue  # not a job id a client could have chosen: keep the old one
+            with self._db:
+                self._db.execute("BEGIN")
+                self._db.execute("UPDATE OR IGNORE jobs SET id = ? WHERE id = ?", (new, old))
+                self._db.execute("UPDATE workers SET job_id = ? WHERE job_id = ?", (new, old))
+            link, target = jobs_dir / new, jobs_dir / old
+            if target.is_dir() and not link.exists():
+                link.symlink_to(old, target_is_directory=True)
 
     def close(self) -> None:
         with self._lock:
@@ -191,21 +218,21 @@ class Journal:
         gpu_ids_requested: list[int] | None,
         priority: int = 0,
         memory_estimate_mib: int = 0,
-        idempotency_key: str | None = None,
+        job_id: str | None = None,
         simulate: dict[str, Any] | None = None,
         request_id: str | None = None,
         now: float | None = None,
     ) -> tuple[Job, bool]:
-        """Record a queued job. With a known idempotency key, return that job and False."""
-        job_id = str(uuid.uuid4())
+        """Record a queued job under `job_id` (generated when None). With a known id,
+        return that job and False: the job id is the idempotency key."""
+        job_id = job_id or str(uuid.uuid4())
         try:
             self._write(
-                "INSERT INTO jobs (id, idempotency_key, kind, spec, priority, state,"
+                "INSERT INTO jobs (id, kind, spec, priority, state,"
                 " gpus_requested, gpu_ids_requested, memory_estimate_mib, simulate,"
-                " submitted_at, request_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " submitted_at, request_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     job_id,
-                    idempotency_key,
                     kind,
                     json.dumps(spec),
                     priority,
@@ -219,10 +246,7 @@ class Journal:
                 ),
             )
         except sqlite3.IntegrityError:
-            rows = self._read("SELECT * FROM jobs WHERE idempotency_key = ?", (idempotency_key,))
-            if not rows:
-                raise
-            return _row_to_job(rows[0]), False
+            return self.job_get(job_id=job_id), False
         return self.job_get(job_id=job_id), True
 
     def _transition(

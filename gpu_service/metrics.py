@@ -16,7 +16,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from gpu_service.admission import Admission
-from gpu_service.runtime.base import GpuRuntime
+from gpu_service.runtime.base import GpuInfo
 
 _WAIT_BUCKETS = (0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600)
 _RUN_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 48 * 3600)
@@ -26,11 +26,13 @@ class _LiveCollector(Collector):
     def __init__(
         self,
         *,
-        runtime: GpuRuntime,
+        inventory: Callable[[], list[GpuInfo]],
+        runtime: str,
         admission: Admission,
         queued_kinds: Callable[[], list[str]],
         kinds: list[str],
     ) -> None:
+        self._inventory = inventory
         self._runtime = runtime
         self._admission = admission
         self._queued_kinds = queued_kinds
@@ -45,7 +47,7 @@ class _LiveCollector(Collector):
             "DCGM_FI_DEV_GPU_TEMP": ("GPU temperature (C)", "temperature_c"),
             "DCGM_FI_DEV_POWER_USAGE": ("Power draw (W)", "power_w"),
         }
-        gpus = self._runtime.inventory()
+        gpus = self._inventory()
         for name, (doc, attribute) in families.items():
             family = GaugeMetricFamily(name, doc, labels=labels)
             for gpu in gpus:
@@ -68,7 +70,7 @@ class _LiveCollector(Collector):
             depth.add_metric([kind], float(tally.get(kind, 0)))
         yield depth
         info = GaugeMetricFamily("carril_runtime_info", "Active GPU runtime", labels=["runtime"])
-        info.add_metric([self._runtime.name], 1.0)
+        info.add_metric([self._runtime], 1.0)
         yield info
 
 
@@ -104,14 +106,19 @@ class ServiceMetrics:
     def watch(
         self,
         *,
-        runtime: GpuRuntime,
+        inventory: Callable[[], list[GpuInfo]],
+        runtime: str,
         admission: Admission,
         queued_kinds: Callable[[], list[str]],
         kinds: list[str],
     ) -> None:
         self.registry.register(
             _LiveCollector(
-                runtime=runtime, admission=admission, queued_kinds=queued_kinds, kinds=kinds
+                inventory=inventory,
+                runtime=runtime,
+                admission=admission,
+                queued_kinds=queued_kinds,
+                kinds=kinds,
             )
         )
 

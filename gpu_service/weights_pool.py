@@ -13,12 +13,12 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from gpu_service.errors import CarrilError, NotFound, error_from_dict
+from gpu_service.errors import CarrilError, error_from_dict
+from gpu_service.workers.child import die_with_parent
+from gpu_service.workloads import weights
 
 
 def _pool_init(parent_pid: int, env: dict[str, str], nice: int) -> None:
-    from gpu_service.worker_main import die_with_parent
-
     die_with_parent(parent_pid=parent_pid)
     os.environ.update(env)
     if nice:  # loading a checkpoint is CPU work the API must not wait behind
@@ -27,10 +27,6 @@ def _pool_init(parent_pid: int, env: dict[str, str], nice: int) -> None:
 
 def _call(action: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     """Runs in the helper; errors come back as data, so their codes survive pickling."""
-    try:
-        from gpu_service.workloads import weights
-    except ImportError:
-        return {"error": NotFound("weights support is not installed yet").as_dict()}
     try:
         return {"value": getattr(weights, action)(**kwargs)}
     except CarrilError as exc:

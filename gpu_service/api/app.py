@@ -1,5 +1,6 @@
 """The FastAPI app factory. Nothing is built at import time: `create_app(settings)`
-wires the runtime, journal and scheduler, and the lifespan starts and stops them."""
+wires the runtime, the executor, the journal, the job manager and the scheduler, and
+the lifespan starts and stops them."""
 
 from __future__ import annotations
 
@@ -13,15 +14,19 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gpu_service.api.errors import errors_install
 from gpu_service.api.routes import private, public
+from gpu_service.executors.base import Executor
+from gpu_service.executors.local import LocalExecutor
 from gpu_service.journal import Journal
 from gpu_service.kinds import kinds_load
 from gpu_service.logging import request_id_var
+from gpu_service.manager import JobManager
 from gpu_service.metrics import ServiceMetrics
 from gpu_service.runtime.base import GpuRuntime
 from gpu_service.runtime.select import runtime_select
 from gpu_service.scheduler import Scheduler
 from gpu_service.settings import Settings
 from gpu_service.weights_pool import WeightsPool
+from gpu_service.workers.env import worker_env
 
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
@@ -53,21 +58,22 @@ class RequestIdMiddleware:
             request_id_var.reset(token)
 
 
-def create_app(settings: Settings, *, runtime: GpuRuntime | None = None) -> FastAPI:
+def create_app(
+    settings: Settings, *, runtime: GpuRuntime | None = None, executor: Executor | None = None
+) -> FastAPI:
     runtime = runtime or runtime_select(settings=settings)
     metrics = ServiceMetrics()
     journal = Journal(path=settings.journal_path)
-    scheduler = Scheduler(
-        settings=settings, runtime=runtime, journal=journal, kinds=kinds_load(), metrics=metrics
+    executor = executor or LocalExecutor(settings=settings, runtime=runtime, records=journal)
+    manager = JobManager(
+        settings=settings, executor=executor, journal=journal, kinds=kinds_load(), metrics=metrics
     )
-    env = {k: v for k, v in runtime.child_env(gpu_ids=[]).items()}
-    try:
-        from gpu_service.workloads.offline import offline_environment
-
-        env.update(offline_environment(storage=settings.storage))
-    except ImportError:
-        pass
-    weights = WeightsPool(storage=settings.storage, env=env, nice=settings.worker_nice)
+    scheduler = Scheduler(manager=manager)
+    weights = WeightsPool(
+        storage=settings.storage,
+        env=worker_env(settings=settings, runtime=runtime, gpu_ids=[]),
+        nice=settings.worker_nice,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -87,6 +93,7 @@ def create_app(settings: Settings, *, runtime: GpuRuntime | None = None) -> Fast
     )
     app.state.settings = settings
     app.state.runtime = runtime
+    app.state.manager = manager
     app.state.scheduler = scheduler
     app.state.metrics = metrics
     app.state.weights = weights

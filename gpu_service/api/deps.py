@@ -15,7 +15,7 @@ from fastapi import Depends, Request
 from gpu_service.errors import Unauthorized
 from gpu_service.journal import Journal
 from gpu_service.logging import request_id_var
-from gpu_service.scheduler import Scheduler
+from gpu_service.manager import JobManager
 from gpu_service.settings import Settings
 from gpu_service.weights_pool import WeightsPool
 
@@ -24,12 +24,12 @@ async def _settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-async def _scheduler(request: Request) -> Scheduler:
-    return request.app.state.scheduler
+async def _manager(request: Request) -> JobManager:
+    return request.app.state.manager
 
 
 async def _journal(request: Request) -> Journal:
-    return request.app.state.scheduler.journal
+    return request.app.state.manager.journal
 
 
 async def _weights(request: Request) -> WeightsPool:
@@ -42,7 +42,7 @@ async def _request_id(request: Request) -> str | None:
 
 
 SettingsDep = Annotated[Settings, Depends(_settings)]
-SchedulerDep = Annotated[Scheduler, Depends(_scheduler)]
+ManagerDep = Annotated[JobManager, Depends(_manager)]
 JournalDep = Annotated[Journal, Depends(_journal)]
 WeightsDep = Annotated[WeightsPool, Depends(_weights)]
 RequestIdDep = Annotated[str | None, Depends(_request_id)]

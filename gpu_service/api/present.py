@@ -1,12 +1,28 @@
-"""Journal records and runtime readings -> the public schemas."""
+"""Between the HTTP schemas and the core: request bodies -> core requests, journal
+records and executor readings -> the public schemas."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gpu_service.api.schemas import GpuPublic, GpusPublic, JobProgress, JobPublic, LanePublic
+from gpu_service.api.schemas import GpuPublic, GpusPublic, JobPublic, JobSubmit, LanePublic
+from gpu_service.contract import PROGRESS_KEYS, Progress
 from gpu_service.journal import Job
-from gpu_service.scheduler import Scheduler
+from gpu_service.manager import JobManager, Submission
+
+
+def submission_of(body: JobSubmit) -> Submission:
+    """The HTTP body as the plain request the core takes."""
+    return Submission(
+        kind=body.kind,
+        spec=body.spec,
+        gpus=body.gpus,
+        gpu_ids=body.gpu_ids,
+        priority=body.priority,
+        job_id=body.job_id,
+        memory_estimate_mib=body.memory_estimate_mib,
+        simulate=body.simulate.model_dump(mode="json") if body.simulate else None,
+    )
 
 
 def _when(ts: float | None) -> datetime | None:
@@ -14,10 +30,8 @@ def _when(ts: float | None) -> datetime | None:
 
 
 def job_public(job: Job) -> JobPublic:
-    progress = {k: v for k, v in job.progress.items() if k in JobProgress.model_fields}
     return JobPublic(
         id=job.id,
-        idempotency_key=job.idempotency_key,
         kind=job.kind,  # type: ignore[arg-type]
         spec=job.spec,
         priority=job.priority,
@@ -26,7 +40,7 @@ def job_public(job: Job) -> JobPublic:
         gpu_ids_requested=job.gpu_ids_requested,
         gpu_ids=job.gpu_ids,
         attempt=job.attempt,
-        progress=JobProgress(**progress),
+        progress=progress_public(job.progress),
         metrics=job.metrics,
         result=job.result,
         error=job.error,  # type: ignore[arg-type]
@@ -38,10 +52,17 @@ def job_public(job: Job) -> JobPublic:
     )
 
 
-def gpus_public(scheduler: Scheduler) -> GpusPublic:
-    lanes = scheduler.admission.lanes
+def progress_public(progress: dict) -> Progress:
+    """Every progress key, None when the job has not reported it (fraction: 0.0)."""
+    document = {key: progress.get(key) for key in PROGRESS_KEYS}
+    document["fraction"] = progress.get("fraction") or 0.0
+    return Progress(**document)  # type: ignore[typeddict-item]
+
+
+def gpus_public(manager: JobManager) -> GpusPublic:
+    lanes = manager.admission.lanes
     gpus = []
-    for gpu in scheduler.runtime.inventory():
+    for gpu in manager.executor.inventory():
         lane = lanes.get(gpu.index)
         gpus.append(
             GpuPublic(
@@ -54,6 +75,7 @@ def gpus_public(scheduler: Scheduler) -> GpusPublic:
                 utilization_pct=gpu.utilization_pct,
                 temperature_c=gpu.temperature_c,
                 power_w=gpu.power_w,
+                host=gpu.host,
                 lane=LanePublic(
                     capacity=lane.capacity if lane else 0,
                     holders=sorted(lane.holders) if lane else [],
@@ -61,7 +83,7 @@ def gpus_public(scheduler: Scheduler) -> GpusPublic:
             )
         )
     return GpusPublic(
-        runtime=scheduler.runtime.name,
+        runtime=manager.executor.runtime,
         gpus=gpus,
-        queue=scheduler.queue_view(),  # type: ignore[arg-type]
+        queue=manager.queue_view(),  # type: ignore[arg-type]
     )

@@ -1,4 +1,4 @@
-"""HTTP routes: thin. Parse, call the scheduler or the journal, present the result."""
+"""HTTP routes: thin. Parse, call the job manager or the journal, present the result."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from gpu_service.api.deps import (
     JournalDep,
+    ManagerDep,
     RequestIdDep,
-    SchedulerDep,
     SettingsDep,
     WeightsDep,
     require_token,
 )
-from gpu_service.api.present import gpus_public, job_public
+from gpu_service.api.present import gpus_public, job_public, submission_of
 from gpu_service.api.schemas import (
     ErrorEnvelope,
     GpusPublic,
@@ -54,7 +54,7 @@ async def healthz(request: Request) -> Health:
         status="ok",
         runtime=runtime.name,
         simulated=runtime.name == "simulated",
-        gpus=len(request.app.state.scheduler.admission.lanes),
+        gpus=len(request.app.state.manager.admission.lanes),
     )
 
 
@@ -80,9 +80,9 @@ async def metrics(request: Request) -> Response:
     responses={200: {"model": JobAccepted, "description": "idempotent resubmit"}},
 )
 async def job_submit(
-    body: JobSubmit, scheduler: SchedulerDep, request_id: RequestIdDep, response: Response
+    body: JobSubmit, manager: ManagerDep, request_id: RequestIdDep, response: Response
 ) -> JobAccepted:
-    job, created = scheduler.submit(body=body, request_id=request_id)
+    job, created = manager.submit(submission_of(body), request_id=request_id)
     if not created:
         response.status_code = status.HTTP_200_OK
     return JobAccepted(id=job.id, state=job.state.value, status_url=f"/v1/jobs/{job.id}")
@@ -116,8 +116,8 @@ async def job_get(job_id: str, journal: JournalDep) -> JobPublic:
 
 
 @private.post("/jobs/{job_id}/cancel", response_model=JobPublic, tags=["jobs"])
-async def job_cancel(job_id: str, scheduler: SchedulerDep) -> JobPublic:
-    return job_public(scheduler.cancel(job_id=job_id))
+async def job_cancel(job_id: str, manager: ManagerDep) -> JobPublic:
+    return job_public(manager.cancel(job_id=job_id))
 
 
 @private.get("/jobs/{job_id}/logs", response_model=JobLogs, tags=["jobs"])
@@ -137,8 +137,8 @@ def job_logs(
 
 
 @private.get("/gpus", response_model=GpusPublic, tags=["gpus"])
-async def gpus(scheduler: SchedulerDep) -> GpusPublic:
-    return gpus_public(scheduler)
+async def gpus(manager: ManagerDep) -> GpusPublic:
+    return gpus_public(manager)
 
 
 @private.post(

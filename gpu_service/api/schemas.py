@@ -1,6 +1,8 @@
-"""The GPU service's public HTTP contract (pydantic v2). The web app's client mirrors it.
+"""The GPU service's public HTTP contract (pydantic v2).
 
-Add fields; never rename or remove one.
+The documents the web app reads back (job status, progress, results) are defined once
+in `gpu_service.contract` (standard library only, so the web app imports them too);
+these models are the HTTP edge around them. Add fields; never rename or remove one.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-JobStateName = Literal["queued", "running", "cancelling", "succeeded", "failed", "cancelled"]
-KindName = Literal["diagnostic", "train", "infer"]
+from gpu_service.contract import JOB_ID_PATTERN, JobStateName, KindName, Progress
+
+__all__ = ["JobStateName", "KindName"]
 
 
 class SimulatedFaults(BaseModel):
@@ -33,7 +36,12 @@ class JobSubmit(BaseModel):
     gpus: int | None = Field(None, ge=1, le=64, description="how many GPUs, any of them")
     gpu_ids: list[int] | None = Field(None, min_length=1, max_length=64)
     priority: int = Field(0, ge=-100, le=100, description="higher runs first")
-    idempotency_key: str | None = Field(None, min_length=1, max_length=200)
+    job_id: str | None = Field(
+        None,
+        pattern=JOB_ID_PATTERN,
+        description="the job's id (journal, storage folder, logs); a known id answers 200 "
+        "with that job, so it is also the idempotency key. Generated when absent.",
+    )
     memory_estimate_mib: int | None = Field(None, ge=0, le=10_000_000)
     simulate: SimulatedFaults | None = None
 
@@ -52,17 +60,6 @@ class JobAccepted(BaseModel):
     status_url: str
 
 
-class JobProgress(BaseModel):
-    stage: str | None = None
-    seed: int | None = None  # 1-based index of the seed being trained
-    seeds: int | None = None
-    epoch: int | None = None
-    epochs: int | None = None
-    batch: int | None = None
-    batches: int | None = None
-    fraction: float = 0.0  # 0..1 over the whole job
-
-
 class ErrorBody(BaseModel):
     code: str
     message: str
@@ -75,7 +72,6 @@ class ErrorEnvelope(BaseModel):
 
 class JobPublic(BaseModel):
     id: str
-    idempotency_key: str | None
     kind: KindName
     spec: dict[str, Any]
     priority: int
@@ -84,7 +80,7 @@ class JobPublic(BaseModel):
     gpu_ids_requested: list[int] | None
     gpu_ids: list[int]  # the GPUs (lanes) it holds or held
     attempt: int
-    progress: JobProgress
+    progress: Progress  # every key present, None when unknown
     # {"epochs": [ {seed, epoch, box_loss, cls_loss, dfl_loss, precision, recall,
     #   mAP50, mAP50-95}, ...], plus summary fields}
     metrics: dict[str, Any]
@@ -132,6 +128,7 @@ class GpuPublic(BaseModel):
     utilization_pct: float
     temperature_c: float | None
     power_w: float | None
+    host: str  # the machine it is on, as the executor reports it
     lane: LanePublic
 
 

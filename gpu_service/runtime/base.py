@@ -26,6 +26,7 @@ class GpuInfo:
     utilization_pct: float
     temperature_c: float | None
     power_w: float | None
+    host: str = "localhost"  # the machine it is on (executors place work per host)
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gpu_service import errors
+from gpu_service.contract import FINGERPRINT
 from gpu_service.workloads import datasets
 from gpu_service.workloads.base import JobContext, Kind
-from gpu_service.workloads.train import FINGERPRINT
 
 
 class InferSpec(BaseModel):

@@ -6,18 +6,16 @@ torch and ultralytics are imported only inside `run_training`, in the worker.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gpu_service import errors
+from gpu_service.contract import ARCHITECTURES, FINGERPRINT
 from gpu_service.workloads import datasets
 from gpu_service.workloads.base import JobContext, Kind
 
-ARCHITECTURE = re.compile(r"^(yolov8|yolo11|yolo26)[nsmlx]$")
-FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
 # Rough activation memory per image at 640 px by model scale, MiB; see memory_estimate.
 _MIB_PER_IMAGE = {"n": 180, "s": 300, "m": 550, "l": 800, "x": 1100}
 
@@ -50,7 +48,7 @@ class TrainSpec(BaseModel):
     @field_validator("model")
     @classmethod
     def _architecture_or_fingerprint(cls, value: str) -> str:
-        if not (ARCHITECTURE.match(value) or FINGERPRINT.match(value)):
+        if not (value in ARCHITECTURES or FINGERPRINT.match(value)):
             raise ValueError(
                 "must be an architecture such as yolov8n, yolo11n, yolo11s or yolo26n, "
                 "or the sha256 fingerprint of registered weights"
@@ -99,7 +97,7 @@ def memory_estimate(spec: BaseModel) -> int:
     a request can give its own figure.
     """
     assert isinstance(spec, TrainSpec)
-    scale = spec.model[-1] if ARCHITECTURE.match(spec.model) else "s"
+    scale = spec.model[-1] if spec.model in ARCHITECTURES else "s"
     per_image = _MIB_PER_IMAGE.get(scale, 300) * (spec.imgsz / 640) ** 2
     return int(1024 + per_image * spec.batch)
 

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from gpu_service import errors
+from gpu_service.contract import FINGERPRINT
 from gpu_service.workloads import datasets, weights
 from gpu_service.workloads.base import JobContext
 from gpu_service.workloads.manifest import build_manifest, write_manifest
 from gpu_service.workloads.offline import make_ultralytics_silent
-from gpu_service.workloads.train import FINGERPRINT, TrainSpec, optimizer_and_lr
+from gpu_service.workloads.train import TrainSpec, optimizer_and_lr
 from gpu_service.workloads.trainer import SeedReporter, make_trainer
 
 # Validation fitness that picks the best seed: ultralytics' own detection fitness,

@@ -12,15 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from gpu_service import errors
+from gpu_service.contract import FINGERPRINT
 
-FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
 _CHUNK = 1024 * 1024
 
 

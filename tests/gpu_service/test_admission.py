@@ -138,3 +138,31 @@ def test_release_frees_every_lane_the_job_held():
 def test_a_lane_with_capacity_two_admits_two_jobs():
     admission = Admission(capacities={0: 2}, memory_total_mib={0: 24 * GIB}, starvation_bound_s=60)
     assert admit(admission, [req("a"), req("b"), req("c")]) == {"a": (0,), "b": (0,)}
+
+
+def two_hosts() -> Admission:
+    """Two machines (as a Ray executor reports them): a with GPUs 0-2, b with GPUs 3-4."""
+    return Admission(
+        capacities=dict.fromkeys(range(5), 1),
+        memory_total_mib=dict.fromkeys(range(5), 24 * GIB),
+        hosts={0: "a", 1: "a", 2: "a", 3: "b", 4: "b"},
+        starvation_bound_s=60,
+    )
+
+
+def test_a_job_could_ever_fit_only_if_one_host_has_enough_gpus():
+    admission = two_hosts()
+    admission.check_possible(req("three", gpus=3))
+    with pytest.raises(ResourceUnavailable, match="largest host has 3"):
+        admission.check_possible(req("four", gpus=4))
+    with pytest.raises(ResourceUnavailable, match="different hosts"):
+        admission.check_possible(req("split", gpu_ids=[2, 3]))
+
+
+def test_a_multi_gpu_job_is_placed_on_one_host():
+    admission = two_hosts()
+    admission.hold(job_id="busy", gpu_ids=[0], memory_mib=0)
+    # Four lanes are free in all (1, 2, 3, 4), but no host has three of them.
+    assert admission.plan(queue=[req("three", gpus=3)], now=0) == []
+    [(_, chosen)] = admission.plan(queue=[req("two", gpus=2)], now=0)
+    assert chosen in {(1, 2), (3, 4)}

@@ -35,13 +35,54 @@ def test_it_uses_wal_mode(journal, tmp_path):
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def test_an_idempotency_key_returns_the_existing_job(journal):
-    first, created = create(journal, idempotency_key="k1")
-    again, created_again = create(journal, idempotency_key="k1", spec={"seconds": 9})
+def test_a_given_job_id_is_the_record_id_and_a_known_one_returns_the_existing_job(journal):
+    first, created = create(journal, job_id="k1")
+    again, created_again = create(journal, job_id="k1", spec={"seconds": 9})
     assert created
     assert not created_again
-    assert again.id == first.id
+    assert first.id == again.id == "k1"
     assert again.spec == {"seconds": 1}
+
+
+def test_without_a_job_id_the_journal_generates_one(journal):
+    first, _ = create(journal)
+    second, _ = create(journal)
+    assert first.id != second.id
+
+
+def test_a_journal_from_before_one_job_id_renames_its_jobs_to_the_clients_ids(tmp_path):
+    path = tmp_path / "journal.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE jobs (id TEXT PRIMARY KEY, idempotency_key TEXT UNIQUE, kind TEXT NOT NULL,"
+        " spec TEXT NOT NULL, priority INTEGER NOT NULL, state TEXT NOT NULL,"
+        " gpus_requested INTEGER NOT NULL, gpu_ids_requested TEXT,"
+        " gpu_ids TEXT NOT NULL DEFAULT '[]', memory_estimate_mib INTEGER NOT NULL DEFAULT 0,"
+        " simulate TEXT, attempt INTEGER NOT NULL DEFAULT 1, progress TEXT NOT NULL DEFAULT '{}',"
+        " metrics TEXT NOT NULL DEFAULT '{}', result TEXT, error TEXT, submitted_at REAL NOT NULL,"
+        " started_at REAL, finished_at REAL, heartbeat_at REAL, request_id TEXT);"
+        "INSERT INTO jobs (id, idempotency_key, kind, spec, priority, state, gpus_requested,"
+        " submitted_at) VALUES ('gpu-made', 'web-job-1', 'diagnostic', '{}', 0, 'queued', 1, 1),"
+        " ('direct', NULL, 'diagnostic', '{}', 0, 'queued', 1, 2);"
+    )
+    db.commit()
+    db.close()
+    (tmp_path / "jobs" / "gpu-made").mkdir(parents=True)
+    (tmp_path / "jobs" / "gpu-made" / "job.log").write_text("ran\n")
+    journal = Journal(path=path)
+    try:
+        assert journal.job_get(job_id="web-job-1").state is JobState.QUEUED
+        assert journal.job_get(job_id="direct").kind == "diagnostic"
+        with pytest.raises(NotFound):
+            journal.job_get(job_id="gpu-made")
+        assert (tmp_path / "jobs" / "web-job-1" / "job.log").read_text() == "ran\n"
+        _, created = create(journal, job_id="web-job-1")
+        assert not created
+        fresh, created = create(journal, job_id="web-job-2")
+        assert created
+        assert fresh.id == "web-job-2"
+    finally:
+        journal.close()
 
 
 def test_a_job_runs_and_succeeds(journal):

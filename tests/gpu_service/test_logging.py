@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from gpu_service.logging import logging_configure, request_id_var
+from gpu_service.logging import job_logged, logging_configure, request_id_var
 from gpu_service.settings import load_settings
 
 
@@ -24,16 +24,18 @@ def test_json_lines_carry_the_request_id(tmp_path, capsys, restore_logging):
     )
     token = request_id_var.set("req-42")
     try:
-        logging.getLogger("carril.test").warning("job %s queued", "abc")
+        with job_logged("abc"):
+            logging.getLogger("carril.test").warning("job %s queued", "abc")
     finally:
         request_id_var.reset(token)
     line = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
     assert line["message"] == "job abc queued"
     assert line["request_id"] == "req-42"
+    assert line["job"] == "abc"
     assert line["level"] == "WARNING"
 
 
-def test_text_lines_show_a_dash_outside_requests(tmp_path, capsys, restore_logging):
+def test_text_lines_show_a_dash_outside_requests_and_jobs(tmp_path, capsys, restore_logging):
     logging_configure(settings=load_settings(storage=tmp_path, gpu_service_token="t" * 32))
     logging.getLogger("carril.test").warning("hello")
-    assert "[-] carril.test: hello" in capsys.readouterr().err
+    assert "[-] [job -] carril.test: hello" in capsys.readouterr().err

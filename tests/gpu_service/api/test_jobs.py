@@ -42,13 +42,23 @@ def test_a_submitted_job_is_accepted_then_runs_to_success(service):
     assert job["finished_at"] >= job["started_at"]
 
 
-def test_resubmitting_with_the_same_idempotency_key_returns_the_same_job(service):
-    first = service.client.post("/v1/jobs", json=quick(idempotency_key="same-key"))
-    again = service.client.post("/v1/jobs", json=quick(5.0, idempotency_key="same-key"))
+def test_resubmitting_with_the_same_job_id_returns_the_same_job(service):
+    first = service.client.post("/v1/jobs", json=quick(job_id="same-key"))
+    again = service.client.post("/v1/jobs", json=quick(5.0, job_id="same-key"))
     assert first.status_code == 202
     assert again.status_code == 200
-    assert again.json()["id"] == first.json()["id"]
-    assert service.wait_for(first.json()["id"])["spec"]["seconds"] == 0.3
+    assert first.json()["id"] == again.json()["id"] == "same-key"
+    assert service.wait_for("same-key")["spec"]["seconds"] == 0.3
+
+
+def test_a_given_job_id_names_the_record_the_folder_and_the_log_lines(service):
+    job_id = "2f1c9a7e-5b6d-4c3e-9f00-0123456789ab"
+    accepted = service.submit(**quick(0.1, job_id=job_id))
+    assert accepted["id"] == job_id
+    assert service.wait_for(job_id)["state"] == "succeeded"
+    assert (service.storage / "jobs" / job_id / "job.log").is_file()
+    assert service.client.get(f"/v1/jobs/{job_id}/logs").json()["lines"]
+    assert f"[job {job_id}]" in service.log_path.read_text()
 
 
 def test_the_request_id_is_echoed_and_stored_on_the_job(service):

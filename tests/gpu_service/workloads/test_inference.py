@@ -7,8 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter
 
 from gpu_service import errors
+from gpu_service.contract import Detection, ImageResult, InferenceResult
 from gpu_service.workloads import inference, weights
 from gpu_service.workloads.infer import INFER, InferSpec
 
@@ -57,6 +59,12 @@ def test_it_returns_well_formed_detections_and_annotated_copies(
     ctx = make_context(kind="infer", spec=_spec(fingerprint, sample_images, batch=1))
 
     result = INFER.run(ctx)
+
+    TypeAdapter(InferenceResult).validate_python(result)
+    assert set(result) == set(InferenceResult.__annotations__)
+    for image in result["images"]:
+        assert set(image) == set(ImageResult.__annotations__)
+        assert all(set(d) == set(Detection.__annotations__) for d in image["detections"])
 
     assert result["model"] == fingerprint
     assert [Path(i["source"]).name for i in result["images"]] == ["bus.jpg", "zidane.jpg"]

@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter
 
 from gpu_service import errors
+from gpu_service.contract import METRIC_KEYS, TrainingResult
 from gpu_service.workloads.train import TRAIN
 from tests.gpu_service.workloads.support import SimulatedCrash
 
@@ -35,6 +37,9 @@ def test_two_seeds_train_report_every_epoch_and_register_the_best(
 
     result = TRAIN.run(ctx)
 
+    TypeAdapter(TrainingResult).validate_python(result)
+    assert set(result) == set(TrainingResult.__annotations__)
+    assert all(set(s["metrics"]) == set(METRIC_KEYS) for s in result["seeds"])
     assert [(r["seed"], r["epoch"]) for r in ctx.epochs] == [(1, 1), (1, 2), (2, 1), (2, 2)]
     for record in ctx.epochs:
         assert {

@@ -1,4 +1,5 @@
-"""What runs inside a worker process (started with the spawn method by the supervisor).
+"""The child side of the workers: what runs inside a worker process (started with the
+spawn method by `gpu_service.workers.parent`).
 
 The child first makes itself safe to lose: its own process group (so a cancel can stop
 everything it started), death with the service (PR_SET_PDEATHSIG plus a watchdog on
@@ -146,7 +147,8 @@ class WorkerJobContext:
         self._progress: dict[str, Any] = dict(order.progress)
 
     def _send(self, message: dict[str, Any]) -> None:
-        self._conn.send({"job_id": self.job_id, **message})
+        # Tagged with the attempt, so the parent's manager can ignore a stale one.
+        self._conn.send({"job_id": self.job_id, "attempt": self.attempt, **message})
 
     def progress(self, **fields: Any) -> None:
         self._progress.update(fields)

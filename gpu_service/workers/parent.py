@@ -1,10 +1,11 @@
-"""Worker processes: start them (spawn, pinned to their GPUs), listen to them, stop them.
+"""The parent side of the workers: start them (spawn, pinned to their GPUs), listen to
+them, stop them. The child side is `gpu_service.workers.child`.
 
 Runs in the API process but never blocks its event loop: each worker has a reader thread
-that turns the child's messages into journal writes (progress throttled, epoch metrics
-always) and posts the job's end back to the loop. A job ends when its final message has
-arrived *and* (for fresh workers) its process has exited, so a lane is never released
-while a process could still be using the GPU.
+that turns the child's messages into executor events (progress, epoch metrics, summary
+metrics, heartbeats while it is quiet) and posts the attempt's end back to the loop. An
+attempt ends when its final message has arrived *and* (for fresh workers) its process
+has exited, so a lane is never released while a process could still be using the GPU.
 
 - fresh workers: one process per job (training), exits after it.
 - resident workers: one long-lived process per GPU (inference), keeps models loaded
@@ -20,32 +21,53 @@ import multiprocessing
 import os
 import signal
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 import psutil
 
-from gpu_service.errors import Cancelled, CarrilError, WorkerCrashed, error_from_dict
-from gpu_service.journal import Job, Journal
-from gpu_service.runtime.base import GpuRuntime
-from gpu_service.settings import Settings
-from gpu_service.worker_main import JobOrder, StopFlag, WorkerBoot, worker_entry
-from gpu_service.workloads.base import Kind
+from gpu_service.errors import Cancelled, WorkerCrashed, error_from_dict
+from gpu_service.executors.base import (
+    Attempt,
+    AttemptEnded,
+    AttemptHeartbeat,
+    EpochReported,
+    EventSink,
+    MetricsReported,
+    ProgressReported,
+    WorkerRestarted,
+)
+from gpu_service.workers.child import JobOrder, StopFlag, WorkerBoot, worker_entry
 
 log = logging.getLogger(__name__)
 
-PROGRESS_INTERVAL_S = 0.25  # at most ~4 progress writes per second per job
-HEARTBEAT_INTERVAL_S = 5.0
+QUIET_POLL_S = 0.25  # a quiet worker still produces a heartbeat event this often
+
+
+class WorkerRecords(Protocol):
+    """Where the pids of started workers are kept (the journal's `workers` table), so
+    the next start of the service can stop any that outlived this one."""
+
+    def worker_record(
+        self, *, pid: int, create_time: float, gpu_ids: list[int], job_id: str | None
+    ) -> None: ...
+
+    def worker_forget(self, *, pid: int) -> None: ...
+
+    def workers_recorded(self) -> list[tuple[int, float]]: ...
 
 
 @dataclass(frozen=True)
-class Outcome:
-    job_id: str
-    state: Literal["succeeded", "failed", "cancelled"]
-    result: dict[str, Any] | None = None
-    error: CarrilError | None = None
+class PoolConfig:
+    """What every worker is started with; built once from the settings."""
+
+    storage: str
+    runtime: str  # "real" or "simulated"
+    log_level: str
+    nice: int
+    threads: int
+    cancel_grace_s: float
 
 
 @dataclass(eq=False)
@@ -56,6 +78,7 @@ class Worker:
     gpu_ids: list[int]
     style: Literal["fresh", "resident"]
     job_id: str | None = None
+    attempt: int = 0
     cancel_requested: bool = False
     final: dict[str, Any] | None = None
 
@@ -64,103 +87,63 @@ class Worker:
         return self.process.pid
 
 
-@dataclass
-class JobReporter:
-    """Writes what one running job reports into the journal, from its reader thread."""
+class WorkerPool:
+    """The spawned workers of this service: fresh ones per job, one resident per GPU."""
 
-    journal: Journal
-    job_id: str
-    metrics: dict[str, Any]
-    progress: dict[str, Any] = field(default_factory=dict)
-    pending: bool = False
-    last_write: float = 0.0
-
-    def handle(self, message: dict[str, Any]) -> None:
-        kind = message["t"]
-        if kind == "progress":
-            self.progress = message["progress"]
-            self.pending = True
-            self.flush()
-        elif kind == "epoch":
-            self.metrics.setdefault("epochs", []).append(message["record"])
-            self.journal.job_metrics(job_id=self.job_id, metrics=self.metrics)
-        elif kind == "metrics":
-            self.metrics.update(message["fields"])
-            self.journal.job_metrics(job_id=self.job_id, metrics=self.metrics)
-
-    def flush(self, *, force: bool = False) -> None:
-        now = time.monotonic()
-        due = now - self.last_write >= PROGRESS_INTERVAL_S
-        heartbeat = now - self.last_write >= HEARTBEAT_INTERVAL_S
-        if (self.pending and (due or force)) or heartbeat:
-            self.journal.job_progress(job_id=self.job_id, progress=self.progress)
-            self.pending = False
-            self.last_write = now
-
-
-class Supervisor:
     def __init__(
         self,
         *,
-        settings: Settings,
-        runtime: GpuRuntime,
-        journal: Journal,
-        on_outcome: Callable[[Outcome], None],
-        on_worker_restart: Callable[[int], None] = lambda gpu: None,
+        config: PoolConfig,
+        records: WorkerRecords,
+        env: Callable[[list[int]], dict[str, str]],
     ) -> None:
-        self._settings = settings
-        self._runtime = runtime
-        self._journal = journal
-        self._on_outcome = on_outcome
-        self._on_worker_restart = on_worker_restart
+        self._config = config
+        self._records = records
+        self._env = env  # the environment of a worker pinned to these GPUs
         self._mp = multiprocessing.get_context("spawn")
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._sink: EventSink = lambda event: None
         self._workers: dict[int, Worker] = {}  # pid -> worker
         self._by_job: dict[str, Worker] = {}
         self._resident: dict[int, Worker] = {}  # gpu -> its resident worker
-        self._reporters: dict[str, JobReporter] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
 
-    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+    def bind(self, loop: asyncio.AbstractEventLoop, sink: EventSink) -> None:
         self._loop = loop
-
-    @property
-    def closing(self) -> bool:
-        return self._closing
+        self._sink = sink
 
     # ---- starting -------------------------------------------------------------------
 
-    def job_start(self, *, job: Job, gpu_ids: list[int], kind: Kind) -> None:
-        """Hand a just-admitted job to a worker. Must run on the event loop's thread:
+    def job_start(self, attempt: Attempt) -> None:
+        """Hand a just-admitted attempt to a worker. Must run on the event loop's thread:
         PR_SET_PDEATHSIG follows the thread that started the child."""
         order = JobOrder(
-            job_id=job.id,
-            kind=job.kind,
-            spec=job.spec,
-            attempt=job.attempt,
-            simulate=job.simulate,
-            progress=job.progress,
+            job_id=attempt.job_id,
+            kind=attempt.kind,
+            spec=attempt.spec,
+            attempt=attempt.attempt,
+            simulate=attempt.simulate,
+            progress=attempt.progress,
         )
-        self._reporters[job.id] = JobReporter(
-            journal=self._journal, job_id=job.id, metrics=dict(job.metrics)
-        )
-        resident = self._resident_idle(gpu_ids) if kind.worker == "resident" else None
+        gpu_ids = list(attempt.gpu_ids)
+        resident = self._resident_idle(gpu_ids) if attempt.resident else None
         if resident is not None:
             resident.stop.clear()
-            resident.job_id, resident.cancel_requested, resident.final = job.id, False, None
-            self._by_job[job.id] = resident
+            resident.job_id, resident.attempt = attempt.job_id, attempt.attempt
+            resident.cancel_requested, resident.final = False, None
+            self._by_job[attempt.job_id] = resident
             resident.conn.send(order)
-            self._journal.worker_record(
+            self._records.worker_record(
                 pid=resident.pid,
                 create_time=_create_time(resident.pid),
                 gpu_ids=gpu_ids,
-                job_id=job.id,
+                job_id=attempt.job_id,
             )
             return
         worker = self._spawn(gpu_ids=gpu_ids, style="fresh", first=order)
-        worker.job_id = job.id
-        self._by_job[job.id] = worker
+        worker.job_id, worker.attempt = attempt.job_id, attempt.attempt
+        self._by_job[attempt.job_id] = worker
 
     def _resident_idle(self, gpu_ids: list[int]) -> Worker | None:
         """The GPU's resident worker when it is free; else None (the job gets a fresh one)."""
@@ -172,30 +155,20 @@ class Supervisor:
             self._resident[gpu_ids[0]] = worker
         return worker if worker.job_id is None and worker.process.is_alive() else None
 
-    def _child_env(self, gpu_ids: list[int]) -> dict[str, str]:
-        env = dict(self._runtime.child_env(gpu_ids=gpu_ids))
-        try:
-            from gpu_service.workloads.offline import offline_environment
-        except ImportError:  # the workloads module is not there yet
-            pass
-        else:
-            env.update(offline_environment(storage=self._settings.storage))
-        env["CARRIL_INFER_CACHE_SIZE"] = str(self._settings.infer_cache_size)
-        return env
-
     def _spawn(
         self, *, gpu_ids: list[int], style: Literal["fresh", "resident"], first: JobOrder | None
     ) -> Worker:
+        config = self._config
         boot = WorkerBoot(
             style=style,
             gpu_ids=list(gpu_ids),
-            env=self._child_env(gpu_ids),
-            storage=str(self._settings.storage),
-            runtime=self._runtime.name,
+            env=self._env(list(gpu_ids)),
+            storage=config.storage,
+            runtime=config.runtime,
             parent_pid=os.getpid(),
-            log_level=self._settings.log_level.upper(),
-            nice=self._settings.worker_nice,
-            threads=self._settings.worker_threads if self._runtime.name == "simulated" else 0,
+            log_level=config.log_level,
+            nice=config.nice,
+            threads=config.threads,
         )
         parent_conn, child_conn = self._mp.Pipe(duplex=True)
         stop_raw = self._mp.RawValue("b", 0)
@@ -214,7 +187,7 @@ class Supervisor:
             style=style,
         )
         self._workers[worker.pid] = worker
-        self._journal.worker_record(
+        self._records.worker_record(
             pid=worker.pid,
             create_time=_create_time(worker.pid),
             gpu_ids=list(gpu_ids),
@@ -229,31 +202,24 @@ class Supervisor:
     # ---- listening (reader threads) ------------------------------------------------
 
     def _read(self, worker: Worker) -> None:
-        reporter: JobReporter | None = None
         while True:
             try:
-                if not worker.conn.poll(PROGRESS_INTERVAL_S):
-                    # Quiet job (loading a model, a long step): still flush and heartbeat.
-                    reporter = reporter or self._reporters.get(worker.job_id or "")
-                    if reporter is not None:
-                        reporter.flush()
+                if not worker.conn.poll(QUIET_POLL_S):
+                    # Quiet job (loading a model, a long step): it is still alive.
+                    job_id = worker.job_id
+                    if job_id is not None:
+                        self._sink(AttemptHeartbeat(job_id=job_id, attempt=worker.attempt))
                     continue
                 message = worker.conn.recv()
             except (EOFError, OSError):
                 break
-            if reporter is None or reporter.job_id != message["job_id"]:
-                reporter = self._reporters.get(message["job_id"])
-            if reporter is None:
-                continue
             if message["t"] in ("done", "error"):
-                reporter.flush(force=True)
-                reporter = None
                 if worker.style == "resident":
                     self._post(self._resident_job_ended, worker, message)
                 else:
                     worker.final = message
             else:
-                reporter.handle(message)
+                self._sink(_event(message))
         worker.process.join(timeout=30)
         if worker.process.is_alive():  # closed its pipe but lingers: finish it
             _signal_group(worker.pid, signal.SIGKILL)
@@ -267,31 +233,32 @@ class Supervisor:
 
     # ---- ending (event loop) -------------------------------------------------------
 
-    def _outcome(self, worker: Worker, final: dict[str, Any] | None) -> Outcome:
+    def _outcome(self, worker: Worker, final: dict[str, Any] | None) -> AttemptEnded:
         job_id = worker.job_id
         assert job_id is not None
+        tag = {"job_id": job_id, "attempt": worker.attempt}
         if final is None:
             if worker.cancel_requested:
-                return Outcome(job_id=job_id, state="cancelled")
+                return AttemptEnded(**tag, state="cancelled")
             code = worker.process.exitcode
             details: dict[str, Any] = {"exitcode": code, "pid": worker.pid}
             if code is not None and code < 0:
                 details["signal"] = signal.Signals(-code).name
-            return Outcome(job_id=job_id, state="failed", error=WorkerCrashed(details=details))
+            return AttemptEnded(**tag, state="failed", error=WorkerCrashed(details=details))
         if final["t"] == "done":
             state = "cancelled" if worker.cancel_requested else "succeeded"
-            return Outcome(job_id=job_id, state=state, result=final["result"])
+            return AttemptEnded(**tag, state=state, result=final["result"])
         error = error_from_dict(final["error"])
         if worker.cancel_requested or error.code == Cancelled.code:
-            return Outcome(job_id=job_id, state="cancelled")
-        return Outcome(job_id=job_id, state="failed", error=error)
+            return AttemptEnded(**tag, state="cancelled")
+        return AttemptEnded(**tag, state="failed", error=error)
 
-    def _end_job(self, worker: Worker, outcome: Outcome) -> None:
-        self._by_job.pop(outcome.job_id, None)
-        self._reporters.pop(outcome.job_id, None)
-        worker.job_id, worker.cancel_requested, worker.final = None, False, None
-        log.info("job %s %s", outcome.job_id, outcome.state)
-        self._on_outcome(outcome)
+    def _end_job(self, worker: Worker, ended: AttemptEnded) -> None:
+        self._by_job.pop(ended.job_id, None)
+        worker.job_id, worker.attempt = None, 0
+        worker.cancel_requested, worker.final = False, None
+        log.info("job %s attempt %s %s", ended.job_id, ended.attempt, ended.state)
+        self._sink(ended)
 
     def _resident_job_ended(self, worker: Worker, message: dict[str, Any]) -> None:
         if self._closing or worker.job_id != message["job_id"]:
@@ -300,7 +267,7 @@ class Supervisor:
 
     def _worker_exited(self, worker: Worker) -> None:
         self._workers.pop(worker.pid, None)
-        self._journal.worker_forget(pid=worker.pid)
+        self._records.worker_forget(pid=worker.pid)
         with contextlib.suppress(OSError):
             worker.conn.close()
         if self._closing:
@@ -311,17 +278,17 @@ class Supervisor:
             self._end_job(worker, self._outcome(worker, worker.final))
         if worker.style == "resident" and self._resident.get(worker.gpu_ids[0]) is worker:
             del self._resident[worker.gpu_ids[0]]
-            self._on_worker_restart(worker.gpu_ids[0])
+            self._sink(WorkerRestarted(gpu=worker.gpu_ids[0]))
             self._resident[worker.gpu_ids[0]] = self._spawn(
                 gpu_ids=worker.gpu_ids, style="resident", first=None
             )
 
     # ---- cancelling ----------------------------------------------------------------
 
-    def job_cancel(self, *, job_id: str) -> bool:
+    def job_cancel(self, *, job_id: str, attempt: int) -> bool:
         """Ask the job to stop; escalate to SIGTERM, then SIGKILL, if it does not."""
         worker = self._by_job.get(job_id)
-        if worker is None:
+        if worker is None or worker.attempt != attempt:
             return False
         worker.cancel_requested = True
         worker.stop.set()
@@ -331,7 +298,7 @@ class Supervisor:
         return True
 
     async def _escalate(self, worker: Worker, job_id: str) -> None:
-        grace = self._settings.cancel_grace_s
+        grace = self._config.cancel_grace_s
         for sig in (signal.SIGTERM, signal.SIGKILL):
             await asyncio.sleep(grace)
             if worker.job_id != job_id or not worker.process.is_alive():
@@ -351,7 +318,7 @@ class Supervisor:
         """Stop workers a previous run of the service left behind (it was SIGKILLed and
         the death signal did not reach them): no GPU may be held by an orphan."""
         stopped = 0
-        for pid, create_time in self._journal.workers_recorded():
+        for pid, create_time in self._records.workers_recorded():
             try:
                 process = psutil.Process(pid)
                 # Same pid and same start time: really ours, not a reused pid.
@@ -362,7 +329,7 @@ class Supervisor:
                     log.warning("stopped orphan worker pid %s", pid)
             except (psutil.NoSuchProcess, psutil.TimeoutExpired):
                 pass
-            self._journal.worker_forget(pid=pid)
+            self._records.worker_forget(pid=pid)
         return stopped
 
     async def shutdown(self) -> None:
@@ -379,9 +346,19 @@ class Supervisor:
                 _signal_group(worker.pid, signal.SIGKILL)
         await asyncio.gather(*(asyncio.to_thread(w.process.join, 5.0) for w in workers))
         for worker in workers:
-            self._journal.worker_forget(pid=worker.pid)
+            self._records.worker_forget(pid=worker.pid)
         for task in list(self._tasks):
             task.cancel()
+
+
+def _event(message: dict[str, Any]) -> ProgressReported | EpochReported | MetricsReported:
+    """A child's report (see child.WorkerJobContext) as the event it means."""
+    tag = {"job_id": message["job_id"], "attempt": message["attempt"]}
+    if message["t"] == "progress":
+        return ProgressReported(**tag, progress=message["progress"])
+    if message["t"] == "epoch":
+        return EpochReported(**tag, record=message["record"])
+    return MetricsReported(**tag, fields=message["fields"])
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

@@ -1,0 +1,200 @@
+"""The documents that cross the boundary between the GPU service and the web app.
+
+Defined once, here, with the standard library only: the web app imports this module
+(its image copies `gpu_service/__init__.py` and this file) to read what the GPU
+service answers, so nothing here may import pydantic, fastapi, torch or any other part
+of `gpu_service`. The GPU service builds these shapes in its workers and checks them
+with pydantic's TypeAdapter, which understands TypedDicts.
+
+Metric names are canonical: `precision`, `recall`, `mAP50`, `mAP50-95`, everywhere
+(epoch records, seed summaries, the manifest). Readers use these keys and no others.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+try:
+    # pydantic reads TypedDicts only from typing_extensions before Python 3.12; it is
+    # there wherever pydantic is. The web app reads these shapes without pydantic, so
+    # the standard library's TypedDict is enough there.
+    from typing_extensions import TypedDict
+except ImportError:  # pragma: no cover - a web image without typing_extensions
+    from typing import TypedDict  # type: ignore[assignment]
+
+# ---- job ids and states ------------------------------------------------------------
+
+# A job id given by the client: it names the journal record, the folder
+# `jobs/<job_id>` on shared storage and the `job` field of log lines.
+JOB_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$"
+_JOB_ID = re.compile(JOB_ID_PATTERN.removeprefix("^").removesuffix("$"))
+
+
+def is_job_id(value: str) -> bool:
+    """Whole-string match (a `$` would let a trailing newline through)."""
+    return _JOB_ID.fullmatch(value) is not None
+
+
+JobStateName = Literal["queued", "running", "cancelling", "succeeded", "failed", "cancelled"]
+JOB_STATES: tuple[JobStateName, ...] = (
+    "queued",
+    "running",
+    "cancelling",
+    "succeeded",
+    "failed",
+    "cancelled",
+)
+TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
+KindName = Literal["diagnostic", "train", "infer"]
+
+# ---- what training accepts ---------------------------------------------------------
+
+# Architectures a training may start from (ultralytics builds them from `<name>.yaml`).
+ARCHITECTURE_FAMILIES = ("yolov8", "yolo11", "yolo26")
+ARCHITECTURE_SCALES = ("n", "s", "m", "l", "x")
+ARCHITECTURES: tuple[str, ...] = tuple(
+    f"{family}{scale}" for family in ARCHITECTURE_FAMILIES for scale in ARCHITECTURE_SCALES
+)
+# The sha256 fingerprint that names registered weights.
+FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
+
+# ---- metrics -----------------------------------------------------------------------
+
+METRIC_KEYS = ("precision", "recall", "mAP50", "mAP50-95")
+# Validation fitness that picks the best seed (ADR 0010).
+FITNESS_METRIC = "mAP50-95"
+
+# `mAP50-95` is not an identifier, hence the functional form.
+ValMetrics = TypedDict(
+    "ValMetrics",
+    {"precision": float, "recall": float, "mAP50": float, "mAP50-95": float},
+    total=False,
+)
+
+EpochRecord = TypedDict(
+    "EpochRecord",
+    {
+        "seed": int,
+        "epoch": int,  # 1-based
+        "box_loss": float,
+        "cls_loss": float,
+        "dfl_loss": float,
+        "precision": float,
+        "recall": float,
+        "mAP50": float,
+        "mAP50-95": float,
+        "fitness": float,
+        "batch": int,  # the batch size that epoch ran with
+    },
+    total=False,
+)
+
+
+class Progress(TypedDict, total=False):
+    """How far a job is. Every key is present in a job status record (None if unknown)."""
+
+    stage: str | None
+    seed: int | None  # 1-based index of the seed being trained
+    seeds: int | None
+    epoch: int | None
+    epochs: int | None
+    batch: int | None
+    batches: int | None
+    fraction: float  # 0..1 over the whole job
+
+
+PROGRESS_KEYS: tuple[str, ...] = tuple(Progress.__annotations__)
+
+# ---- results -----------------------------------------------------------------------
+
+
+class WeightsRef(TypedDict):
+    fingerprint: str  # sha256 of the file's bytes
+    path: str  # storage/weights/<fingerprint>.pt
+
+
+class SeedResult(TypedDict):
+    seed: int
+    fitness: float | None
+    metrics: ValMetrics
+    fingerprint: str  # of that seed's best weights
+    epochs_run: int
+
+
+class TrainingResult(TypedDict):
+    """The result of a succeeded `train` job."""
+
+    weights: WeightsRef  # the best seed's weights, registered
+    best_seed: int
+    fitness_metric: str
+    seeds: list[SeedResult]
+    manifest_path: str
+    architecture: str | None
+    class_names: list[str]
+    imgsz: int
+    task: str
+    batch: int  # as requested
+    batch_effective: int  # the smallest any seed ran with (ultralytics lowers it on OOM)
+
+
+class Detection(TypedDict):
+    class_id: int
+    class_name: str
+    confidence: float
+    box_xyxy: list[float]  # pixels of the original image
+    box_xywhn: list[float]  # centre and size, normalised to 0..1
+
+
+class ImageResult(TypedDict):
+    source: str
+    width: int
+    height: int
+    detections: list[Detection]
+    timing_ms: dict[str, float]
+    annotated_path: str
+
+
+class InferenceResult(TypedDict):
+    """The result of a succeeded `infer` job (also written to `results_path`)."""
+
+    model: str  # fingerprint
+    results_path: str
+    images: list[ImageResult]
+    images_per_second: float
+
+
+# ---- the job status record ---------------------------------------------------------
+
+
+class ErrorDocument(TypedDict):
+    code: str
+    message: str
+    details: dict[str, Any]
+
+
+class JobStatus(TypedDict):
+    """One job as `GET /v1/jobs/{id}` and `POST /v1/jobs/status` answer it.
+
+    Times are ISO 8601 strings with a time zone. `result` is a TrainingResult, an
+    InferenceResult or (diagnostic) a free-form document, by `kind`.
+    """
+
+    id: str
+    kind: str
+    spec: dict[str, Any]
+    priority: int
+    state: JobStateName
+    gpus_requested: int
+    gpu_ids_requested: list[int] | None
+    gpu_ids: list[int]
+    attempt: int
+    progress: Progress
+    metrics: dict[str, Any]  # {"epochs": [EpochRecord, ...], plus summary fields}
+    result: dict[str, Any] | None
+    error: ErrorDocument | None
+    submitted_at: str
+    started_at: str | None
+    finished_at: str | None
+    heartbeat_at: str | None
+    request_id: str | None
