@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from gpu_service.worker_main import JobOrder, WorkerBoot, run_order
+from gpu_service.workers.child import JobOrder, WorkerBoot, run_order
 
 
 class _ThreadStop:

@@ -7,6 +7,7 @@ before the next test, and actors a test leaves behind are killed after it.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sqlite3
 import time
@@ -72,10 +73,8 @@ def _attempt_actors(cluster) -> list[str]:
 def _kill_leftover_actors(cluster) -> None:
     ray = _driver(cluster)
     for name in _attempt_actors(cluster):
-        try:
+        with contextlib.suppress(ValueError):  # gone meanwhile
             ray.kill(ray.get_actor(name, namespace=NAMESPACE), no_restart=True)
-        except ValueError:
-            pass  # gone meanwhile
 
 
 def _placement(service: GpuServiceProcess, job_id: str, *, timeout_s: float = 90) -> dict:
