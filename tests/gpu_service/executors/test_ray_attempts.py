@@ -50,8 +50,10 @@ def test_an_attempt_keeps_its_messages_until_acknowledged_and_a_new_service_resu
     _until_ended(runner)
 
     first = runner.poll(0)
-    assert first["messages"][-1]["t"] == "done" and first["ended"]
-    assert {m["job_id"] for m in first["messages"]} == {"j"} and first["attempt"] == 1
+    assert first["messages"][-1]["t"] == "done"
+    assert first["ended"]
+    assert {m["job_id"] for m in first["messages"]} == {"j"}
+    assert first["attempt"] == 1
     runner.poll(3)  # the service wrote the first three and asks for the rest
     # A restarted service does not know its cursor: it gets what was not acknowledged.
     again = runner.poll(-1)
@@ -65,7 +67,8 @@ def test_a_cancelled_attempt_stops_between_steps(tmp_path):
     runner.cancel()
     _until_ended(runner)
     final = runner.poll(0)["messages"][-1]
-    assert final["t"] == "done" and final["result"]["stopped"] is True
+    assert final["t"] == "done"
+    assert final["result"]["stopped"] is True
 
 
 @pytest.fixture
@@ -132,5 +135,6 @@ def test_an_actor_lost_with_its_node_ends_the_attempt_as_a_crash(executor):
     running = _running(executor, attempt=1)
     executor._crashed("j", running, RuntimeError("The node died"))
     (ended,) = executor.events
-    assert ended.state == "failed" and isinstance(ended.error, WorkerCrashed)
+    assert ended.state == "failed"
+    assert isinstance(ended.error, WorkerCrashed)
     assert ended.error.details["host"] == "node-0"
