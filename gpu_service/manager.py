@@ -382,7 +382,11 @@ class JobManager:
         within the same bound as a restart of the service. Others fail WORKER_CRASHED."""
         if ended.state != "failed" or not isinstance(ended.error, WorkerCrashed):
             return False
-        if not self.resumable(job) or not self.journal.job_requeue(job_id=job.id):
+        # A whole node lost (an executor with several hosts says so) interrupted work that
+        # had no part in it: a kind that cannot resume (inference) runs again from the start.
+        node_lost = bool(ended.error.details.get("node_lost"))
+        again = self.resumable(job) or (node_lost and job.attempt < self.settings.max_attempts)
+        if not again or not self.journal.job_requeue(job_id=job.id):
             return False
         log.warning(
             "job %s: worker crashed (%s); resuming as attempt %s of %s",

@@ -424,10 +424,15 @@ class RayExecutor:
         if running.cancel_deadline is not None:
             self._end(job_id, running, state="cancelled")
             return
+        host = running.placement.get("host") or running.host
+        self._nodes_read_at = 0.0  # Ray declares the actor dead after its node: ask afresh
+        alive = {node["NodeID"] for node in self._alive_nodes()}
+        node_id = running.placement.get("node_id") or self._node_id_of(host)
         details = {
-            "host": running.placement.get("host") or running.host,
+            "host": host,
+            "node_lost": bool(node_id) and node_id not in alive,
             "reason": type(exc).__name__,
-            "detail": str(exc).splitlines()[0][:300],
+            "detail": (str(exc).splitlines() or [""])[0][:300],
         }
         log.warning(
             "job %s: attempt %s lost its actor: %s", job_id, running.attempt.attempt, details

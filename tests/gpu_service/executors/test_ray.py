@@ -224,6 +224,23 @@ def test_a_stale_attempt_is_stopped_and_never_writes_the_record(ray_service, ray
     assert "fence-1/1" not in _attempt_actors(ray_cluster)
 
 
+def test_work_that_cannot_resume_runs_again_when_its_node_dies(ray_service, ray_cluster):
+    """An inference (here a diagnostic, which cannot resume either) on a node that dies
+    runs again, whole, as the next attempt on another node."""
+    service = ray_service()
+    job = _diagnostic(service, seconds=4)
+    first = _placement(service, job["id"])
+    service.wait_until(lambda: (service.job(job["id"])["progress"].get("batch") or 0) >= 2)
+
+    ray_cluster.node_kill(first["host"])
+    done = service.wait_for(job["id"], timeout_s=120)
+
+    assert done["state"] == "succeeded", done["error"]
+    assert done["attempt"] == 2
+    assert done["metrics"]["placement"]["host"] == (HOSTS - {first["host"]}).pop()
+    assert done["result"]["steps_done"] == 20
+
+
 @pytest.mark.slow
 def test_a_training_on_a_node_that_dies_resumes_on_the_other_node_and_succeeds(
     ray_service, ray_cluster, tmp_path: Path

@@ -131,10 +131,13 @@ def test_the_current_attempt_is_reported_tagged_with_its_number(executor):
     assert "j" not in executor._running
 
 
-def test_an_actor_lost_with_its_node_ends_the_attempt_as_a_crash(executor):
+def test_an_actor_lost_with_its_node_ends_the_attempt_as_a_crash_of_a_lost_node(executor):
     running = _running(executor, attempt=1)
+    running.placement = {"host": "node-0", "node_id": "n0"}
+    executor._alive_nodes = lambda: [{"NodeID": "n1", "Labels": {}}]  # n0 is gone
     executor._crashed("j", running, RuntimeError("The node died"))
     (ended,) = executor.events
     assert ended.state == "failed"
     assert isinstance(ended.error, WorkerCrashed)
     assert ended.error.details["host"] == "node-0"
+    assert ended.error.details["node_lost"] is True
