@@ -45,7 +45,7 @@ from gpu_service.executors.base import (
     MetricsReported,
     ProgressReported,
 )
-from gpu_service.executors.ray_node import AttemptRunner, boot_dict, order_dict
+from gpu_service.executors.ray_node import AttemptRunner, ResidentRunner, boot_dict, order_dict
 from gpu_service.runtime.base import GpuInfo, LaneLoad, RuntimeName
 from gpu_service.runtime.simulated import IDLE_USED_MIB
 from gpu_service.settings import Settings
@@ -57,6 +57,7 @@ log = logging.getLogger(__name__)
 POLL_INTERVAL_S = 0.25
 POLL_TIMEOUT_S = 10.0  # reattach: how long a found actor may take to answer
 HEARTBEAT_INTERVAL_S = 2.0
+RESIDENT_PREFIX = "resident/"
 INVENTORY_TTL_S = 1.0  # ray.nodes() is a call to the head; the API may ask often
 
 
@@ -72,12 +73,19 @@ class _Running:
     start: concurrent.futures.Future[Any] | None = None
     poll: concurrent.futures.Future[Any] | None = None
     poll_sent: float = 0.0
+    resident: str | None = None  # the resident actor's name, when it runs there
+    order: dict[str, Any] | None = None  # what a resident actor is asked to start
     placement: dict[str, Any] = field(default_factory=dict)
 
 
 def actor_name(*, job_id: str, attempt: int) -> str:
     """The attempt's submission id: unique per (job, attempt), refused by Ray if live."""
     return f"{job_id}/{attempt}"
+
+
+def resident_name(*, host: str, gpu: int) -> str:
+    """The long-lived inference actor of one GPU of one host."""
+    return f"{RESIDENT_PREFIX}{host}/{gpu}"
 
 
 class RayExecutor:
@@ -93,6 +101,9 @@ class RayExecutor:
         self.runtime: RuntimeName = "simulated" if settings.gpu_runtime == "simulated" else "real"
         self._ray: Any = None
         self._runner_class: Any = None
+        self._resident_class: Any = None
+        self._residents: dict[str, Any] = {}  # resident actor name -> handle
+        self._resident_busy: dict[str, str] = {}  # resident actor name -> its job id
         self._sink: EventSink | None = None
         self._running: dict[str, _Running] = {}
         self._index: dict[tuple[str, int], int] = {}  # (host, GPU on that host) -> index
@@ -123,6 +134,7 @@ class RayExecutor:
             )
         self._ray = ray
         self._runner_class = ray.remote(AttemptRunner)
+        self._resident_class = ray.remote(ResidentRunner)
         log.info("connected to the Ray cluster at %s", address)
         return ray
 
@@ -186,30 +198,33 @@ class RayExecutor:
 
     def reattach(self, attempts: list[Attempt]) -> set[str]:
         """Find each attempt's actor by its name; the live ones are followed again."""
-        ray = self._connect()
+        self._connect()
         alive: set[str] = set()
         for attempt in attempts:
-            name = actor_name(job_id=attempt.job_id, attempt=attempt.attempt)
-            try:
-                actor = ray.get_actor(name, namespace=NAMESPACE)
-                described = ray.get(actor.describe.remote(), timeout=POLL_TIMEOUT_S)
-            except Exception as exc:  # gone, dead or unreachable: recovery decides
+            host = self._host_of(attempt.gpu_ids)
+            found = self._find(attempt, host=host)
+            if found is None:
                 log.warning(
-                    "job %s: attempt %s not found on the cluster (%s)",
+                    "job %s: attempt %s not found on the cluster",
                     attempt.job_id,
                     attempt.attempt,
-                    type(exc).__name__,
                 )
                 continue
-            # None: resume from the last message the previous service acknowledged.
+            actor, resident, described = found
+            # cursor -1: resume from the last message the previous service acknowledged.
             running = _Running(
                 attempt=attempt,
                 actor=actor,
-                host=self._host_of(attempt.gpu_ids),
+                host=host,
                 cursor=-1,
                 started=True,
-                placement=_placement(described, self),
+                placement=_placement(described, self, resident=resident),
+                resident=resident,
+                order=self._order(attempt),
             )
+            if resident is not None:
+                self._residents[resident] = actor
+                self._resident_busy[resident] = attempt.job_id
             self._running[attempt.job_id] = running
             alive.add(attempt.job_id)
             log.info(
@@ -224,20 +239,77 @@ class RayExecutor:
         self._stop_unclaimed(claimed=claimed)
         return alive
 
+    def _find(self, attempt: Attempt, *, host: str) -> tuple[Any, str | None, dict] | None:
+        """The attempt's live actor (its own, or the resident one running it), its
+        resident name if any, and where it runs; None when it is gone."""
+        ray = self._ray
+        names: list[tuple[str, str | None]] = [
+            (actor_name(job_id=attempt.job_id, attempt=attempt.attempt), None)
+        ]
+        if attempt.resident and len(attempt.gpu_ids) == 1:
+            local = [loc for (h, loc), i in self._index.items() if i == attempt.gpu_ids[0]]
+            if local:
+                resident = resident_name(host=host, gpu=local[0])
+                names.append((resident, resident))
+        for name, resident in names:
+            try:
+                actor = ray.get_actor(name, namespace=NAMESPACE)
+                if resident is None:
+                    described = ray.get(actor.describe.remote(), timeout=POLL_TIMEOUT_S)
+                else:
+                    key = (attempt.job_id, attempt.attempt)
+                    jobs = ray.get(actor.jobs.remote(), timeout=POLL_TIMEOUT_S)
+                    if key not in [tuple(j) for j in jobs]:
+                        continue
+                    order = self._order(attempt)
+                    described = ray.get(actor.start_job.remote(order), timeout=POLL_TIMEOUT_S)
+            except Exception:  # noqa: S112 - gone, dead or unreachable: look further
+                continue
+            return actor, resident, described
+        return None
+
+    def _order(self, attempt: Attempt) -> dict[str, Any]:
+        return order_dict(
+            JobOrder(
+                job_id=attempt.job_id,
+                kind=attempt.kind,
+                spec=attempt.spec,
+                attempt=attempt.attempt,
+                simulate=attempt.simulate,
+                progress=attempt.progress,
+            )
+        )
+
     def _stop_unclaimed(self, *, claimed: set[str]) -> None:
         """Kill every attempt actor the journal does not say is current: a stale attempt
         (the job moved on to a later one) or one of a job that has ended meanwhile."""
         ray = self._ray
         for entry in ray.util.list_named_actors(all_namespaces=True):
-            if entry["namespace"] != NAMESPACE or entry["name"] in claimed:
+            name = entry["name"]
+            if (
+                entry["namespace"] != NAMESPACE
+                or name in claimed
+                or name.startswith(RESIDENT_PREFIX)
+            ):
                 continue
             with contextlib.suppress(Exception):
-                ray.kill(ray.get_actor(entry["name"], namespace=NAMESPACE), no_restart=True)
-                log.warning("stopped attempt %s: the journal does not run it", entry["name"])
+                ray.kill(ray.get_actor(name, namespace=NAMESPACE), no_restart=True)
+                log.warning("stopped attempt %s: the journal does not run it", name)
 
     def launch(self, attempt: Attempt) -> None:
         self._connect()
         host = self._host_of(attempt.gpu_ids)
+        order = self._order(attempt)
+        node_id = self._node_id_of(host)
+        resident = self._resident_for(attempt, host=host, node_id=node_id)
+        if resident is not None:
+            name, actor = resident
+            self._resident_busy[name] = attempt.job_id
+            self._running[attempt.job_id] = _Running(
+                attempt=attempt, actor=actor, host=host, resident=name, order=order
+            )
+            log.info("job %s: attempt %s on resident %s", attempt.job_id, attempt.attempt, name)
+            return
         options: dict[str, Any] = {
             "name": actor_name(job_id=attempt.job_id, attempt=attempt.attempt),
             "namespace": NAMESPACE,
@@ -247,32 +319,13 @@ class RayExecutor:
             "num_cpus": 1,
             "num_gpus": self._gpus_asked(attempt),
         }
-        node_id = self._node_id_of(host)
         if node_id is not None:
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+            # Soft: admission's host when Ray can, anywhere that fits when it is gone.
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=True)
-        order = JobOrder(
-            job_id=attempt.job_id,
-            kind=attempt.kind,
-            spec=attempt.spec,
-            attempt=attempt.attempt,
-            simulate=attempt.simulate,
-            progress=attempt.progress,
-        )
-        boot = WorkerBoot(
-            style="fresh",
-            gpu_ids=list(attempt.gpu_ids),
-            env=self._attempt_env(),
-            storage=str(self._settings.storage),
-            runtime=self.runtime,
-            parent_pid=0,
-            log_level=self._settings.log_level.upper(),
-            nice=self._settings.worker_nice,
-            threads=self._settings.worker_threads if self.runtime == "simulated" else 0,
-        )
         actor = self._runner_class.options(**options).remote(
-            order=order_dict(order), boot=boot_dict(boot)
+            order=order, boot=self._boot(gpu_ids=attempt.gpu_ids, env=self._attempt_env())
         )
         self._running[attempt.job_id] = _Running(attempt=attempt, actor=actor, host=host)
         log.info(
@@ -281,6 +334,55 @@ class RayExecutor:
             attempt.attempt,
             options["name"],
         )
+
+    def _boot(self, *, gpu_ids: list[int], env: dict[str, str], style: str = "fresh") -> dict:
+        return boot_dict(
+            WorkerBoot(
+                style=style,
+                gpu_ids=list(gpu_ids),
+                env=env,
+                storage=str(self._settings.storage),
+                runtime=self.runtime,
+                parent_pid=0,
+                log_level=self._settings.log_level.upper(),
+                nice=self._settings.worker_nice,
+                threads=self._settings.worker_threads if self.runtime == "simulated" else 0,
+            )
+        )
+
+    def _resident_for(
+        self, attempt: Attempt, *, host: str, node_id: str | None
+    ) -> tuple[str, Any] | None:
+        """The resident actor of the attempt's GPU when the kind wants one and it is free:
+        created once per GPU (pinned to its node and device), reused by later attempts so
+        their models stay loaded. None: the attempt gets an actor of its own."""
+        if not attempt.resident or len(attempt.gpu_ids) != 1 or node_id is None:
+            return None
+        local = next(loc for (h, loc), i in self._index.items() if i == attempt.gpu_ids[0])
+        name = resident_name(host=host, gpu=local)
+        if name in self._resident_busy:
+            return None
+        actor = self._residents.get(name)
+        if actor is None:
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            env = self._attempt_env()
+            if self.runtime == "real":
+                env["CUDA_VISIBLE_DEVICES"] = str(local)  # its GPU, for its whole life
+            # No Ray GPU or CPU: the resident lives between jobs; each inference holds
+            # Carril's lane of this GPU while it runs, as on one machine.
+            actor = self._resident_class.options(
+                name=name,
+                namespace=NAMESPACE,
+                lifetime="detached",
+                get_if_exists=True,
+                max_restarts=0,
+                num_cpus=0,
+                num_gpus=0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+            ).remote(boot=self._boot(gpu_ids=[local], env=env, style="resident"))
+            self._residents[name] = actor
+        return name, actor
 
     def _gpus_asked(self, attempt: Attempt) -> float:
         gpus = len(attempt.gpu_ids) or 1
@@ -309,7 +411,7 @@ class RayExecutor:
             return False
         if running.cancel_deadline is None:
             running.cancel_deadline = time.monotonic() + self._settings.cancel_grace_s
-            running.actor.cancel.remote()
+            self._call(running, "cancel")
         return True
 
     def placement(self, *, job_id: str) -> dict[str, Any]:
@@ -345,17 +447,17 @@ class RayExecutor:
         )
         if cancel_due:
             log.warning("job %s did not stop within the grace: killing its actor", job_id)
-            self._end(job_id, running, state="cancelled")
+            self._end(job_id, running, state="cancelled", kill=True)
             return
         try:
             if not running.started:
                 if running.start is None:
-                    running.start = running.actor.start.remote().future()
+                    running.start = self._call(running, "start").future()
                 if not running.start.done():
                     return  # waiting for Ray to place it (or for the actor to boot)
                 described = running.start.result()
                 running.started = True
-                running.placement = _placement(described, self)
+                running.placement = _placement(described, self, resident=running.resident)
                 self._emit(AttemptHeartbeat(job_id=job_id, attempt=running.attempt.attempt))
                 self._emit(
                     MetricsReported(
@@ -365,7 +467,7 @@ class RayExecutor:
                     )
                 )
             if running.poll is None:
-                running.poll = running.actor.poll.remote(running.cursor).future()
+                running.poll = self._call(running, "poll", running.cursor).future()
                 running.poll_sent = time.monotonic()
                 return
             if not running.poll.done():
@@ -422,7 +524,7 @@ class RayExecutor:
 
     def _crashed(self, job_id: str, running: _Running, exc: Exception) -> None:
         if running.cancel_deadline is not None:
-            self._end(job_id, running, state="cancelled")
+            self._end(job_id, running, state="cancelled", kill=True)
             return
         host = running.placement.get("host") or running.host
         self._nodes_read_at = 0.0  # Ray declares the actor dead after its node: ask afresh
@@ -437,7 +539,7 @@ class RayExecutor:
         log.warning(
             "job %s: attempt %s lost its actor: %s", job_id, running.attempt.attempt, details
         )
-        self._end(job_id, running, state="failed", error=WorkerCrashed(details=details))
+        self._end(job_id, running, state="failed", error=WorkerCrashed(details=details), kill=True)
 
     def _end(
         self,
@@ -447,10 +549,19 @@ class RayExecutor:
         state: str,
         result: dict[str, Any] | None = None,
         error: CarrilError | None = None,
+        kill: bool = False,
     ) -> None:
-        # The actor goes first: its resources are free before the lanes are released.
+        # The actor goes first: its resources are free before the lanes are released. A
+        # resident actor stays (warm) unless it is lost or would not stop.
         with contextlib.suppress(Exception):
-            self._ray.kill(running.actor, no_restart=True)
+            if running.resident is None or kill:
+                self._ray.kill(running.actor, no_restart=True)
+            else:
+                running.actor.forget_job.remote(job_id, running.attempt.attempt)
+        if running.resident is not None:
+            self._resident_busy.pop(running.resident, None)
+            if kill:
+                self._residents.pop(running.resident, None)
         if self._running.get(job_id) is running:
             del self._running[job_id]
         self._emit(
@@ -463,19 +574,35 @@ class RayExecutor:
             )
         )  # type: ignore[arg-type]
 
+    def _call(self, running: _Running, method: str, *args: Any) -> Any:
+        """Ask the attempt's actor: its own, or the resident one it runs in."""
+        if running.resident is None:
+            return getattr(running.actor, method).remote(*args)
+        attempt = running.attempt
+        if method == "start":
+            return running.actor.start_job.remote(running.order)
+        return getattr(running.actor, f"{method}_job").remote(
+            attempt.job_id, attempt.attempt, *args
+        )
+
     def _emit(self, event: Any) -> None:
         if self._sink is not None:
             self._sink(event)
 
 
-def _placement(described: dict[str, Any], executor: RayExecutor) -> dict[str, Any]:
+def _placement(
+    described: dict[str, Any], executor: RayExecutor, *, resident: str | None = None
+) -> dict[str, Any]:
     host = ""
     for node in executor._alive_nodes():
         if node["NodeID"] == described.get("node_id"):
             host = node.get("Labels", {}).get(HOST_LABEL, "")
-    return {
+    placement = {
         "host": host,
         "node_id": described.get("node_id", ""),
         "node_gpu_ids": described.get("node_gpu_ids", []),
         "pid": described.get("pid"),
     }
+    if resident is not None:
+        placement["resident"] = resident
+    return placement

@@ -56,6 +56,24 @@ class _EventLog:
             return list(self._messages[seq:]), len(self._messages), self.ended
 
 
+_PREPARED = False
+
+
+def _prepare_process(boot: WorkerBoot) -> None:
+    """Once per actor process, before any kind imports torch: the GPUs it may see (Ray
+    set CUDA_VISIBLE_DEVICES; the simulated runtime hides them all, a resident actor is
+    pinned to its GPU), the offline switches, the niceness."""
+    global _PREPARED
+    if _PREPARED:
+        return
+    os.environ.update(boot.env)
+    if boot.nice:
+        os.nice(boot.nice)
+    if boot.threads:
+        os.environ["OMP_NUM_THREADS"] = str(boot.threads)
+    _PREPARED = True
+
+
 class AttemptRunner:
     """One attempt of one job on this node. `start()` once, then `poll()` until final."""
 
@@ -70,14 +88,7 @@ class AttemptRunner:
 
     def start(self) -> dict[str, Any]:
         if self._thread is None:
-            # Before any kind imports torch: the GPUs this attempt may see (Ray set
-            # CUDA_VISIBLE_DEVICES for the actor; the simulated runtime hides them all)
-            # and the offline switches.
-            os.environ.update(self.boot.env)
-            if self.boot.nice:
-                os.nice(self.boot.nice)
-            if self.boot.threads:
-                os.environ["OMP_NUM_THREADS"] = str(self.boot.threads)
+            _prepare_process(self.boot)
             self._thread = threading.Thread(target=self._run, name="carril-job", daemon=True)
             self._thread.start()
         return self.describe()
@@ -126,6 +137,35 @@ class AttemptRunner:
             "node_gpu_ids": gpu_ids,
             "started_at": self.started_at,
         }
+
+
+class ResidentRunner:
+    """A long-lived actor pinned to one GPU of one node, running inference attempts one
+    after another in the same process, so the models it loaded stay loaded (the same
+    bounded cache as a local resident worker: CARRIL_INFER_CACHE_SIZE)."""
+
+    def __init__(self, *, boot: dict[str, Any]) -> None:
+        self.boot = boot
+        self._runs: dict[tuple[str, int], AttemptRunner] = {}
+
+    def start_job(self, order: dict[str, Any]) -> dict[str, Any]:
+        key = (order["job_id"], order["attempt"])
+        if key not in self._runs:
+            self._runs[key] = AttemptRunner(order=order, boot=self.boot)
+        return self._runs[key].start()
+
+    def poll_job(self, job_id: str, attempt: int, after: int) -> dict[str, Any]:
+        return self._runs[(job_id, attempt)].poll(after)
+
+    def cancel_job(self, job_id: str, attempt: int) -> bool:
+        run = self._runs.get((job_id, attempt))
+        return run.cancel() if run is not None else False
+
+    def forget_job(self, job_id: str, attempt: int) -> None:
+        self._runs.pop((job_id, attempt), None)
+
+    def jobs(self) -> list[tuple[str, int]]:
+        return list(self._runs)
 
 
 def order_dict(order: JobOrder) -> dict[str, Any]:

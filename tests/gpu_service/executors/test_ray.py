@@ -8,8 +8,12 @@ before the next test, and actors a test leaves behind are killed after it.
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -276,3 +280,64 @@ def test_a_training_on_a_node_that_dies_resumes_on_the_other_node_and_succeeds(
     assert [e["epoch"] for e in done["metrics"]["epochs"]] == [1, 2, 3]
     assert done["result"]["seeds"][0]["epochs_run"] == 3
     assert _ends(first["pid"])
+
+
+def _untrained_weights(storage: Path) -> str:
+    """An untrained yolov8n saved under storage (no download: built from its yaml)."""
+    path = storage / "uploads" / "untrained.pt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    script = (
+        "import sys\n"
+        "from ultralytics import YOLO\n"
+        "model = YOLO('yolov8n.yaml')\n"
+        "model.model.names = {i: f'class-{i}' for i in range(80)}\n"
+        "model.save(sys.argv[1])\n"
+    )
+    env = {
+        **os.environ,
+        "YOLO_OFFLINE": "1",
+        "YOLO_AUTOINSTALL": "false",
+        "YOLO_CONFIG_DIR": str(storage / "ultralytics-config"),
+    }
+    subprocess.run([sys.executable, "-c", script, str(path)], env=env, check=True, timeout=300)
+    return "uploads/untrained.pt"
+
+
+def _infer(service: GpuServiceProcess, *, fingerprint: str, image: str, **body) -> dict:
+    spec = {"model": fingerprint, "images": [image], "conf": 0.0, "imgsz": 64, "max_det": 5}
+    job = service.submit(kind="infer", spec=spec, **body)
+    done = service.wait_for(job["id"], timeout_s=300)
+    assert done["state"] == "succeeded", done["error"]
+    return done
+
+
+@pytest.mark.slow
+def test_inference_reuses_one_resident_model_per_gpu_and_finds_what_one_machine_finds(
+    ray_service, gpu_service, tmp_path: Path
+):
+    from gpu_service.workloads.synthetic import make_shapes_dataset
+
+    storage = tmp_path / "storage"
+    make_shapes_dataset(storage / "datasets" / "shapes")
+    image = "datasets/shapes/images/val/000.jpg"
+    weights = _untrained_weights(storage)
+    service = ray_service()
+    fingerprint = service.client.post("/v1/weights", json={"path": weights}).json()["fingerprint"]
+
+    first = _infer(service, fingerprint=fingerprint, image=image, gpu_ids=[0])
+    second = _infer(service, fingerprint=fingerprint, image=image, gpu_ids=[0])
+
+    # One long-lived actor on that GPU ran both: the model stayed loaded between them.
+    assert first["metrics"]["placement"]["resident"] == second["metrics"]["placement"]["resident"]
+    assert first["metrics"]["placement"]["pid"] == second["metrics"]["placement"]["pid"]
+    # The same detections as the local executor on one machine, same weights, same image.
+    apart = tmp_path / "one-machine"  # its own storage and journal, the same files
+    shutil.copytree(storage / "datasets", apart / "datasets")
+    shutil.copytree(storage / "uploads", apart / "uploads")
+    local = gpu_service(storage=apart, gpus="1x24GiB")
+    assert local.client.post("/v1/weights", json={"path": weights}).json()["fingerprint"] == (
+        fingerprint
+    )
+    alone = _infer(local, fingerprint=fingerprint, image=image)
+    assert second["result"]["images"][0]["detections"] == alone["result"]["images"][0]["detections"]
+    assert len(alone["result"]["images"][0]["detections"]) == 5
