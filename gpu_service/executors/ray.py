@@ -30,7 +30,7 @@ import contextlib
 import logging
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -269,16 +269,8 @@ class RayExecutor:
         return None
 
     def _order(self, attempt: Attempt) -> dict[str, Any]:
-        return order_dict(
-            JobOrder(
-                job_id=attempt.job_id,
-                kind=attempt.kind,
-                spec=attempt.spec,
-                attempt=attempt.attempt,
-                simulate=attempt.simulate,
-                progress=attempt.progress,
-            )
-        )
+        # A JobOrder's fields are a subset of the Attempt's, under the same names.
+        return order_dict(JobOrder(**{f.name: getattr(attempt, f.name) for f in fields(JobOrder)}))
 
     def _stop_unclaimed(self, *, claimed: set[str]) -> None:
         """Kill every attempt actor the journal does not say is current: a stale attempt
