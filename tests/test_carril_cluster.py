@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import httpx
 import psutil
 import pytest
 
 from tests.support.gpu_service import free_port
-from tests.test_carril_run import Output, wait_until_answers
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.test_carril_run import launch, wait_until_answers
 
 
 @pytest.mark.slow
@@ -33,15 +28,7 @@ def test_it_runs_carril_on_two_local_ray_nodes_and_stops_everything_on_sigterm(t
         "CARRIL_SIMULATED_GPUS": "2x24GiB",
     }
     env.pop("DATABASE_URL", None)
-    launcher = subprocess.Popen(
-        [sys.executable, "-m", "carril_cluster"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    output = Output(launcher.stdout)
+    launcher, output = launch("carril_cluster", env=env)
     try:
         output.wait_for(r"cluster: ray address: 127\.0\.0\.1:\d+", timeout=180)
         output.wait_for(r"Carril is up: http://127\.0\.0\.1:\d+/", timeout=180)
