@@ -182,6 +182,8 @@ class JobManager:
                 self.admission.hold(
                     job_id=job.id, gpu_ids=job.gpu_ids, memory_mib=job.memory_estimate_mib
                 )
+                if job.state is JobState.CANCELLING:  # asked to stop before the restart
+                    self.executor.cancel(job_id=job.id, attempt=job.attempt)
         return alive
 
     async def close(self) -> None:
