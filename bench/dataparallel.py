@@ -1,5 +1,5 @@
 """8. DataParallel: time of one training step (forward, loss, backward) of yolov8n with
-Carril's DataParallel (gpu_service.workloads.dataparallel: the batch split by image
+Carril's DataParallel (gpu_service.workloads.train.dataparallel: the batch split by image
 over the GPUs) against the same step on one GPU. Skipped without two CUDA devices.
 
 No target in the issue: the figure is reported.
@@ -36,7 +36,7 @@ def _step_times(*, devices: list[str], options: Options) -> list[float]:
     from ultralytics.cfg import get_cfg
     from ultralytics.nn.tasks import DetectionModel
 
-    from gpu_service.workloads.dataparallel import parallel_loss
+    from gpu_service.workloads.train.dataparallel import parallel_loss
 
     model = DetectionModel("yolov8n.yaml", nc=2, verbose=False).to(devices[0])
     model.args = get_cfg(overrides={"imgsz": options.dp_imgsz})

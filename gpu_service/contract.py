@@ -56,6 +56,10 @@ ARCHITECTURE_SCALES = ("n", "s", "m", "l", "x")
 ARCHITECTURES: tuple[str, ...] = tuple(
     f"{family}{scale}" for family in ARCHITECTURE_FAMILIES for scale in ARCHITECTURE_SCALES
 )
+# Image sizes (pixels) training and inference accept: a multiple of 32 in this range.
+IMGSZ_MIN = 32
+IMGSZ_MAX = 2048
+IMGSZ_MULTIPLE = 32
 # The sha256 fingerprint that names registered weights.
 FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
 

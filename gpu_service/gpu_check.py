@@ -76,8 +76,8 @@ def check_dataparallel(*, storage: Path, devices: list[str]) -> dict[str, Any]:
     from ultralytics.data.utils import check_det_dataset
     from ultralytics.nn.tasks import DetectionModel
 
-    from gpu_service.workloads import dataparallel
     from gpu_service.workloads.synthetic import make_shapes_dataset
+    from gpu_service.workloads.train import dataparallel
 
     root = make_shapes_dataset(storage / "datasets" / "dp", train=16, val=2, size=128)
     cfg = get_cfg(overrides={"imgsz": 128, "mosaic": 0.0})
@@ -112,7 +112,8 @@ def check_dataparallel(*, storage: Path, devices: list[str]) -> dict[str, Any]:
 
 def check_training(*, storage: Path, gpus: list[int]) -> dict[str, Any]:
     from gpu_service.workloads.synthetic import make_shapes_dataset
-    from gpu_service.workloads.train import TRAIN
+    from gpu_service.workloads.train.run import train_job
+    from gpu_service.workloads.train.spec import TRAIN
 
     make_shapes_dataset(storage / "datasets" / "train", train=64, val=16, size=128)
     spec = TRAIN.spec_model.model_validate(
@@ -128,7 +129,7 @@ def check_training(*, storage: Path, gpus: list[int]) -> dict[str, Any]:
     ).model_dump()
     ctx = CheckContext(storage=storage, job_id="check-train", kind="train", spec=spec, devices=gpus)
     started = time.perf_counter()
-    result = TRAIN.run(ctx)
+    result = train_job(ctx=ctx)
     seconds = time.perf_counter() - started
     if len(ctx.epochs) != 1 or not Path(result["weights"]["path"]).is_file():
         raise AssertionError(f"expected one epoch and registered weights, got {ctx.epochs}")
@@ -145,7 +146,7 @@ def check_training(*, storage: Path, gpus: list[int]) -> dict[str, Any]:
 def check_inference(*, storage: Path, gpus: list[int], fingerprint: str) -> dict[str, Any]:
     from ultralytics.utils import ASSETS
 
-    from gpu_service.workloads.infer import INFER
+    from gpu_service.workloads.infer.run import infer_job
 
     folder = storage / "uploads" / "infer" / "check"
     folder.mkdir(parents=True, exist_ok=True)
@@ -160,7 +161,7 @@ def check_inference(*, storage: Path, gpus: list[int], fingerprint: str) -> dict
         ctx = CheckContext(
             storage=storage, job_id=f"check-infer-{run}", kind="infer", spec=spec, devices=gpus[:1]
         )
-        result = INFER.run(ctx)
+        result = infer_job(ctx=ctx)
         if len(result["images"]) != len(images):
             raise AssertionError("not every image came back")
         figures[f"{run} images/s"] = result["images_per_second"]

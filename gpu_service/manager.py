@@ -308,6 +308,7 @@ class JobManager:
             self._reports.pop(job_id, None)
             self.journal.job_fail(job_id=job_id, error=CarrilError(f"could not start it: {exc}"))
             self.admission.release(job_id=job_id)
+            self.wake()
 
     def _attempt(self, job: Job) -> Attempt:
         kind = self.kinds.get(job.kind)

@@ -17,7 +17,7 @@ from gpu_service.api.routes import private, public
 from gpu_service.executors.base import Executor
 from gpu_service.executors.select import executor_select
 from gpu_service.journal import Journal
-from gpu_service.kinds import kinds_load
+from gpu_service.kinds import KINDS
 from gpu_service.logging import request_id_var
 from gpu_service.manager import JobManager
 from gpu_service.metrics import ServiceMetrics
@@ -66,7 +66,7 @@ def create_app(
     journal = Journal(path=settings.journal_path)
     executor = executor or executor_select(settings=settings, runtime=runtime, records=journal)
     manager = JobManager(
-        settings=settings, executor=executor, journal=journal, kinds=kinds_load(), metrics=metrics
+        settings=settings, executor=executor, journal=journal, kinds=dict(KINDS), metrics=metrics
     )
     scheduler = Scheduler(manager=manager)
     weights = WeightsPool(

@@ -36,7 +36,7 @@ from gpu_service.api.schemas import (
 )
 from gpu_service.errors import NotFound, ValidationFailed
 from gpu_service.journal import JobState
-from gpu_service.storage import storage_path
+from gpu_service.storage import inside_storage
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorEnvelope} for code in (401, 404, 409, 422, 500)
@@ -147,7 +147,7 @@ async def gpus(manager: ManagerDep) -> GpusPublic:
 async def weights_import(
     body: WeightsImport, settings: SettingsDep, weights: WeightsDep
 ) -> WeightsPublic:
-    src = storage_path(path=body.path, storage=settings.storage)
+    src = inside_storage(path=body.path, storage=settings.storage)
     if not src.is_file():
         raise ValidationFailed("no such file in shared storage", details={"path": body.path})
     return WeightsPublic(**await weights.weights_import(src=src))

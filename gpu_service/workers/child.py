@@ -24,7 +24,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from gpu_service.errors import Cancelled, CarrilError, CudaOOM, JobFailed
+from gpu_service.errors import Cancelled, CarrilError, CudaOOM, JobFailed, ValidationFailed
+from gpu_service.workloads.runners import RUNNERS
 
 PR_SET_PDEATHSIG = 1
 
@@ -202,8 +203,6 @@ def _as_carril_error(exc: BaseException) -> CarrilError:
 
 def run_order(*, order: JobOrder, boot: WorkerBoot, conn: Connection, stop: StopFlag) -> None:
     """Run one job and send exactly one final message: done or error."""
-    from gpu_service.kinds import kind_get  # after the env is set: kinds may import torch
-
     job_dir = Path(boot.storage) / "jobs" / order.job_id
     _redirect_output(log_path=job_dir / "job.log")
     ctx = WorkerJobContext(order=order, boot=boot, conn=conn, stop=stop)
@@ -218,8 +217,10 @@ def run_order(*, order: JobOrder, boot: WorkerBoot, conn: Connection, stop: Stop
         delay = float((order.simulate or {}).get("start_delay_s") or 0)
         if delay and boot.runtime == "simulated":
             time.sleep(delay)
-        kind = kind_get(order.kind)
-        result = kind.run(ctx)
+        run = RUNNERS.get(order.kind)
+        if run is None:
+            raise ValidationFailed(f"job kind {order.kind!r} is not available in this worker")
+        result = run(ctx)
         ctx.logger.info("job %s finished (stopped=%s)", order.job_id, stop.is_set())
         conn.send(
             {"job_id": order.job_id, "t": "done", "result": result or {}, "stopped": stop.is_set()}

@@ -1,10 +1,14 @@
 """What a job kind is, and what a running job may ask of the process that hosts it.
 
-This is the seam between the service core (admission, journal, worker processes) and
-the workloads (diagnostic, train, infer). Workloads know nothing about HTTP, the
-journal or lanes: they get a `JobContext` in a child process that is already pinned to
-its GPUs (CUDA_VISIBLE_DEVICES set before spawn), do their work, report progress
-through the context, and return a JSON-able result or raise a `CarrilError`.
+This is the seam between the service core (admission, journal, workers) and the
+workloads (diagnostic, train, infer). Each kind is one package split by the process
+that uses it: `<kind>/spec.py` is what the API process declares (a `Kind`: the spec,
+submit-time checks, the memory estimate; it must not import torch), and `<kind>/run.py`
+and its neighbours run in the worker (`gpu_service.workloads.runners`). Workloads know
+nothing about HTTP, the journal or lanes: they get a `JobContext` in a child process
+that is already pinned to its GPUs (CUDA_VISIBLE_DEVICES set before spawn), do their
+work, report progress through the context, and return a JSON-able result (the
+documents of `gpu_service.contract`) or raise a `CarrilError`.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel, Field
+
+from gpu_service.contract import IMGSZ_MAX, IMGSZ_MIN, IMGSZ_MULTIPLE
 
 WorkerStyle = Literal["fresh", "resident"]
 
@@ -52,13 +58,29 @@ class JobContext(Protocol):
         (out-of-memory raises CudaOOM, crash kills the process). No-op otherwise."""
 
 
+def _multiple_of_32(value: int) -> int:
+    if value % IMGSZ_MULTIPLE:
+        raise ValueError(f"must be a multiple of {IMGSZ_MULTIPLE}")
+    return value
+
+
+# An image size in pixels, as training and inference take it.
+ImageSize = Annotated[
+    int,
+    Field(ge=IMGSZ_MIN, le=IMGSZ_MAX, description=f"multiple of {IMGSZ_MULTIPLE}"),
+    AfterValidator(_multiple_of_32),
+]
+
+# What the worker calls for a kind (gpu_service.workloads.runners).
+Runner = Callable[[JobContext], dict[str, Any]]
+
+
 @dataclass(frozen=True)
 class Kind:
-    """A job kind the service can admit and run."""
+    """A job kind the service can admit, as the API process declares it."""
 
     name: str
     spec_model: type[BaseModel]
-    run: Callable[[JobContext], dict[str, Any]]  # called in the worker process
     worker: WorkerStyle = "fresh"  # fresh: a new process per job; resident: one per GPU
     resumable: bool = False  # may it run again after a restart with attempt + 1?
     default_gpus: int = 1

@@ -1,7 +1,7 @@
 """Where a job's files are on shared storage, checked without importing torch.
 
-Everything a job names must resolve inside CARRIL_STORAGE: a spec cannot point a
-worker at an arbitrary path on the machine.
+Everything a job names must resolve inside CARRIL_STORAGE (`storage.inside_storage`):
+a spec cannot point a worker at an arbitrary path on the machine.
 """
 
 from __future__ import annotations
@@ -10,19 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_service import errors
-
-
-def inside_storage(*, path: str, storage: Path, field: str) -> Path:
-    """`path` (absolute, or relative to storage) resolved, refused if it leaves storage."""
-    root = Path(storage).resolve()
-    candidate = Path(path)
-    resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
-    if not resolved.is_relative_to(root):
-        raise errors.ValidationFailed(
-            f"{field}: {path} is outside shared storage",
-            details={"field": field, "path": path},
-        )
-    return resolved
+from gpu_service.storage import inside_storage
 
 
 def dataset_yaml(*, dataset: str, storage: Path) -> Path:

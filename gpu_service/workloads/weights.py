@@ -19,6 +19,8 @@ from typing import Any
 
 from gpu_service import errors
 from gpu_service.contract import FINGERPRINT
+from gpu_service.storage import write_json_atomically
+from gpu_service.workloads.offline import make_ultralytics_silent
 
 _CHUNK = 1024 * 1024
 
@@ -64,7 +66,7 @@ def import_weights(*, src: Path, storage: Path) -> dict[str, Any]:
         description = describe_checkpoint(path=tmp)
         description.update(fingerprint=fingerprint, size_bytes=tmp.stat().st_size)
         final = store / f"{fingerprint}.pt"
-        _write_json_atomically(path=store / f"{fingerprint}.json", data=description)
+        write_json_atomically(store / f"{fingerprint}.json", description, sort_keys=True)
         os.replace(tmp, final)
     finally:
         tmp.unlink(missing_ok=True)
@@ -103,8 +105,6 @@ def load_model(*, fingerprint: str, storage: Path) -> Any:
     path = verified_path(fingerprint=fingerprint, storage=storage)
     read_checkpoint(path=path)  # refuses unsafe content before ultralytics sees the file
     from ultralytics import YOLO
-
-    from gpu_service.workloads.offline import make_ultralytics_silent
 
     make_ultralytics_silent(storage=storage)
     return YOLO(str(path), task="detect")
@@ -165,12 +165,3 @@ def _architecture(model: Any) -> str | None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0][:300] if text else type(exc).__name__
-
-
-def _write_json_atomically(*, path: Path, data: dict[str, Any]) -> None:
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".json")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp_name, path)

@@ -12,7 +12,7 @@ from gpu_service.metrics import ServiceMetrics
 from gpu_service.runtime.simulated import SimulatedRuntime
 from gpu_service.scheduler import Scheduler
 from gpu_service.settings import load_settings
-from gpu_service.workloads.diagnostic import DIAGNOSTIC
+from gpu_service.workloads.diagnostic.spec import DIAGNOSTIC
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from gpu_service.contract import ARCHITECTURES, FITNESS_METRIC, METRIC_KEYS, is_job_id
-from gpu_service.workloads.train import TrainSpec
+from gpu_service.workloads.train.spec import TrainSpec
 
 
 def test_the_contract_imports_nothing_but_the_standard_library():

@@ -12,7 +12,7 @@ from gpu_service.executors.base import AttemptEnded
 from gpu_service.journal import JobState
 from gpu_service.manager import Submission
 from gpu_service.runtime.base import GpuInfo, LaneLoad
-from gpu_service.workloads.diagnostic import DIAGNOSTIC
+from gpu_service.workloads.diagnostic.spec import DIAGNOSTIC
 
 
 class RealLookingRuntime:

@@ -11,14 +11,14 @@ from gpu_service.recovery import journal_recover
 from gpu_service.runtime.simulated import SimulatedRuntime
 from gpu_service.settings import load_settings
 from gpu_service.workloads.base import Kind
-from gpu_service.workloads.diagnostic import DIAGNOSTIC
+from gpu_service.workloads.diagnostic.spec import DIAGNOSTIC
 
 
 class TrainSpec(BaseModel):
     epochs: int = 1
 
 
-RESUMABLE = Kind(name="train", spec_model=TrainSpec, run=lambda ctx: {}, resumable=True)
+RESUMABLE = Kind(name="train", spec_model=TrainSpec, resumable=True)
 KINDS = {"diagnostic": DIAGNOSTIC, "train": RESUMABLE}
 
 

@@ -8,7 +8,9 @@ import signal
 import httpx
 import psutil
 import pytest
+from pydantic import TypeAdapter
 
+from gpu_service.contract import PROGRESS_KEYS, JobStatus
 from tests.support.gpu_service import GpuServiceProcess
 
 
@@ -40,6 +42,13 @@ def test_a_submitted_job_is_accepted_then_runs_to_success(service):
     assert len(job["gpu_ids"]) == 1
     assert job["started_at"] is not None
     assert job["finished_at"] >= job["started_at"]
+
+
+def test_a_job_record_is_the_contracts_job_status_document(service):
+    job = service.wait_for(service.submit(**quick(0.1))["id"])
+    TypeAdapter(JobStatus).validate_python(job)
+    assert set(job) == set(JobStatus.__annotations__)
+    assert set(job["progress"]) == set(PROGRESS_KEYS)
 
 
 def test_resubmitting_with_the_same_job_id_returns_the_same_job(service):

@@ -54,8 +54,10 @@ def connect_ex(self, address):
 socket.getaddrinfo = getaddrinfo
 socket.socket.connect, socket.socket.connect_ex = connect, connect_ex
 
-from gpu_service.workloads.infer import INFER
-from gpu_service.workloads.train import TRAIN
+from gpu_service.workloads.infer.run import infer_job
+from gpu_service.workloads.infer.spec import INFER
+from gpu_service.workloads.train.run import train_job
+from gpu_service.workloads.train.spec import TRAIN
 from tests.gpu_service.workloads.support import FakeJobContext, make_shapes_dataset
 
 storage = Path(sys.argv[1])
@@ -63,12 +65,12 @@ make_shapes_dataset(storage / "datasets" / "shapes")
 train = FakeJobContext(storage=storage, job_id="train-1", spec=TRAIN.spec_model.model_validate(
     {"dataset": "datasets/shapes", "epochs": 1, "imgsz": 64, "batch": 4, "workers": 0}
 ).model_dump())
-trained = TRAIN.run(train)
+trained = train_job(ctx=train)
 infer = FakeJobContext(storage=storage, job_id="infer-1", kind="infer", spec={
     "model": trained["weights"]["fingerprint"],
     "images": ["datasets/shapes/images/val/000.jpg"], "imgsz": 64, "conf": 0.0, "max_det": 3,
 })
-inferred = INFER.run(infer)
+inferred = infer_job(ctx=infer)
 print(json.dumps({"attempts": attempts, "images": len(inferred["images"])}))
 """
 

@@ -10,7 +10,8 @@ from pydantic import TypeAdapter
 
 from gpu_service import errors
 from gpu_service.contract import METRIC_KEYS, TrainingResult
-from gpu_service.workloads.train import TRAIN
+from gpu_service.workloads.train.run import train_job
+from gpu_service.workloads.train.spec import TRAIN
 from tests.gpu_service.workloads.support import SimulatedCrash
 
 pytestmark = pytest.mark.slow
@@ -35,7 +36,7 @@ def test_two_seeds_train_report_every_epoch_and_register_the_best(
 ) -> None:
     ctx = make_context(spec=_spec(shapes_dataset))
 
-    result = TRAIN.run(ctx)
+    result = train_job(ctx=ctx)
 
     TypeAdapter(TrainingResult).validate_python(result)
     assert set(result) == set(TrainingResult.__annotations__)
@@ -86,7 +87,7 @@ def test_a_cancel_stops_training_within_one_batch_and_registers_nothing(
     ctx = make_context(spec=_spec(shapes_dataset, seeds=[1]), stop_at_step=1)
 
     with pytest.raises(errors.Cancelled):
-        TRAIN.run(ctx)
+        train_job(ctx=ctx)
 
     assert ctx.steps == [1]
     assert ctx.epochs == []
@@ -100,7 +101,7 @@ def test_out_of_memory_fails_the_job_with_the_batch_size_in_the_details(
     ctx = make_context(spec=_spec(shapes_dataset, seeds=[1]), oom_at_step=2)
 
     with pytest.raises(errors.CudaOOM) as failed:
-        TRAIN.run(ctx)
+        train_job(ctx=ctx)
 
     assert failed.value.code == "CUDA_OOM"
     assert failed.value.details["batch"] == 4
@@ -114,13 +115,13 @@ def test_an_interrupted_training_resumes_at_the_next_epoch_and_skips_finished_se
     spec = _spec(shapes_dataset, seeds=[1, 2])
     first = make_context(spec=spec, crash_at_step=7)
     with pytest.raises(SimulatedCrash):
-        TRAIN.run(first)
+        train_job(ctx=first)
     assert [(r["seed"], r["epoch"]) for r in first.epochs] == [(1, 1), (1, 2), (2, 1)]
     assert (first.job_dir / "seed-1" / "done.json").is_file()
     assert (first.job_dir / "seed-2" / "weights" / "last.pt").is_file()
 
     second = make_context(spec=spec, attempt=2)
-    result = TRAIN.run(second)
+    result = train_job(ctx=second)
 
     assert [(r["seed"], r["epoch"]) for r in second.epochs] == [(2, 2)]
     assert second.steps == [7, 8]

@@ -13,7 +13,7 @@ from typing import Any
 
 from gpu_service import errors
 from gpu_service.workloads.base import JobContext
-from gpu_service.workloads.dataparallel import wrap_for_devices
+from gpu_service.workloads.train.dataparallel import wrap_for_devices
 
 # What ultralytics calls each metric -> what the journal calls it.
 VAL_METRICS = {

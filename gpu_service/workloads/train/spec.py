@@ -1,20 +1,19 @@
-"""The `train` job kind: its spec, its submit-time checks and its entry point.
+"""The `train` job kind as the API process declares it: its spec, its submit-time
+checks and its memory estimate. What runs in the worker is `train/run.py`.
 
-Importing this module must stay cheap (the API process imports it to validate specs):
-torch and ultralytics are imported only inside `run_training`, in the worker.
+Importing this module must stay cheap (the API process imports it): no torch here.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from gpu_service import errors
 from gpu_service.contract import ARCHITECTURES, FINGERPRINT
-from gpu_service.workloads import datasets
-from gpu_service.workloads.base import JobContext, Kind
+from gpu_service.workloads import datasets, weights
+from gpu_service.workloads.base import ImageSize, Kind
 
 # Rough activation memory per image at 640 px by model scale, MiB; see memory_estimate.
 _MIB_PER_IMAGE = {"n": 180, "s": 300, "m": 550, "l": 800, "x": 1100}
@@ -33,7 +32,7 @@ class TrainSpec(BaseModel):
         description="architecture (yolov8n, yolo11s, ...) or fingerprint of weights to fine-tune",
     )
     epochs: int = Field(100, ge=1, le=1000)
-    imgsz: int = Field(640, ge=32, le=2048, description="multiple of 32")
+    imgsz: ImageSize = 640
     batch: int = Field(16, ge=1, le=1024, description="images per step, over all the job's GPUs")
     lr0: float | None = Field(
         None, gt=0, le=1, description="initial learning rate; unset: ultralytics chooses"
@@ -53,13 +52,6 @@ class TrainSpec(BaseModel):
                 "must be an architecture such as yolov8n, yolo11n, yolo11s or yolo26n, "
                 "or the sha256 fingerprint of registered weights"
             )
-        return value
-
-    @field_validator("imgsz")
-    @classmethod
-    def _multiple_of_32(cls, value: int) -> int:
-        if value % 32:
-            raise ValueError("must be a multiple of 32")
         return value
 
     @field_validator("seeds")
@@ -83,11 +75,8 @@ def check_train(spec: BaseModel, storage: Path) -> None:
     """Submit-time: the dataset and the base weights exist on shared storage."""
     assert isinstance(spec, TrainSpec)
     datasets.dataset_yaml(dataset=spec.dataset, storage=storage)
-    if FINGERPRINT.match(spec.model) and not (storage / "weights" / f"{spec.model}.pt").is_file():
-        raise errors.NotFound(
-            f"model: no registered weights with fingerprint {spec.model}",
-            details={"field": "model", "fingerprint": spec.model},
-        )
+    if FINGERPRINT.match(spec.model):
+        weights.verified_path(fingerprint=spec.model, storage=storage, verify_hash=False)
 
 
 def memory_estimate(spec: BaseModel) -> int:
@@ -102,16 +91,9 @@ def memory_estimate(spec: BaseModel) -> int:
     return int(1024 + per_image * spec.batch)
 
 
-def run_training(ctx: JobContext) -> dict[str, Any]:
-    from gpu_service.workloads.training import train_job
-
-    return train_job(ctx=ctx)
-
-
 TRAIN = Kind(
     name="train",
     spec_model=TrainSpec,
-    run=run_training,
     worker="fresh",
     resumable=True,
     default_gpus=1,

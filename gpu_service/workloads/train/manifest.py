@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import os
 import platform
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gpu_service.storage import write_json_atomically
 from gpu_service.workloads.base import JobContext
+from gpu_service.workloads.weights import fingerprint_file
 
 SCHEMA_VERSION = 1
 
@@ -44,8 +43,6 @@ def build_manifest(
     weights: dict[str, Any],
     weights_path: Path,
 ) -> dict[str, Any]:
-    from gpu_service.workloads.weights import fingerprint_file
-
     return {
         "schema_version": SCHEMA_VERSION,
         "job_id": ctx.job_id,
@@ -80,11 +77,4 @@ def build_manifest(
 
 
 def write_manifest(*, job_dir: Path, manifest: dict[str, Any]) -> Path:
-    path = job_dir / "manifest.json"
-    fd, tmp = tempfile.mkstemp(dir=job_dir, prefix=".manifest-", suffix=".json")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(manifest, fh, indent=2)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    return path
+    return write_json_atomically(job_dir / "manifest.json", manifest)

@@ -1,20 +1,18 @@
-"""The `infer` job kind: its spec, its submit-time checks and its entry point.
+"""The `infer` job kind as the API process declares it: its spec, its submit-time
+checks and its memory estimate. What runs in the worker is `infer/run.py`.
 
-Importing this module must stay cheap (the API process imports it to validate specs):
-torch and ultralytics are imported only inside `run_inference`, in the worker.
+Importing this module must stay cheap (the API process imports it): no torch here.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from gpu_service import errors
 from gpu_service.contract import FINGERPRINT
-from gpu_service.workloads import datasets
-from gpu_service.workloads.base import JobContext, Kind
+from gpu_service.workloads import datasets, weights
+from gpu_service.workloads.base import ImageSize, Kind
 
 
 class InferSpec(BaseModel):
@@ -26,7 +24,7 @@ class InferSpec(BaseModel):
     images: list[str] = Field(min_length=1, max_length=1000, description="paths in storage")
     conf: float = Field(0.25, ge=0, le=1, description="minimum confidence")
     iou: float = Field(0.7, ge=0, le=1, description="NMS IoU threshold")
-    imgsz: int = Field(640, ge=32, le=2048, description="multiple of 32")
+    imgsz: ImageSize = 640
     max_det: int = Field(300, ge=1, le=1000)
     batch: int = Field(16, ge=1, le=256)
 
@@ -35,13 +33,6 @@ class InferSpec(BaseModel):
     def _fingerprint(cls, value: str) -> str:
         if not FINGERPRINT.match(value):
             raise ValueError("must be the sha256 fingerprint of registered weights")
-        return value
-
-    @field_validator("imgsz")
-    @classmethod
-    def _multiple_of_32(cls, value: int) -> int:
-        if value % 32:
-            raise ValueError("must be a multiple of 32")
         return value
 
     @field_validator("images")
@@ -55,11 +46,7 @@ class InferSpec(BaseModel):
 def check_infer(spec: BaseModel, storage: Path) -> None:
     """Submit-time: the weights are registered and every image is in storage."""
     assert isinstance(spec, InferSpec)
-    if not (storage / "weights" / f"{spec.model}.pt").is_file():
-        raise errors.NotFound(
-            f"model: no registered weights with fingerprint {spec.model}",
-            details={"field": "model", "fingerprint": spec.model},
-        )
+    weights.verified_path(fingerprint=spec.model, storage=storage, verify_hash=False)
     datasets.image_paths(images=spec.images, storage=storage)
 
 
@@ -69,16 +56,9 @@ def memory_estimate(spec: BaseModel) -> int:
     return int(768 + 40 * spec.batch * (spec.imgsz / 640) ** 2)
 
 
-def run_inference(ctx: JobContext) -> dict[str, Any]:
-    from gpu_service.workloads.inference import infer_job
-
-    return infer_job(ctx=ctx)
-
-
 INFER = Kind(
     name="infer",
     spec_model=InferSpec,
-    run=run_inference,
     worker="resident",
     resumable=False,
     default_gpus=1,

@@ -10,19 +10,18 @@ resumes from that checkpoint, at the epoch after the last one saved.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from gpu_service import errors
 from gpu_service.contract import FINGERPRINT
+from gpu_service.storage import write_json_atomically
 from gpu_service.workloads import datasets, weights
 from gpu_service.workloads.base import JobContext
-from gpu_service.workloads.manifest import build_manifest, write_manifest
 from gpu_service.workloads.offline import make_ultralytics_silent
-from gpu_service.workloads.train import TrainSpec, optimizer_and_lr
-from gpu_service.workloads.trainer import SeedReporter, make_trainer
+from gpu_service.workloads.train.manifest import build_manifest, write_manifest
+from gpu_service.workloads.train.spec import TrainSpec, optimizer_and_lr
+from gpu_service.workloads.train.trainer import SeedReporter, make_trainer
 
 # Validation fitness that picks the best seed: ultralytics' own detection fitness,
 # which in 8.4 is mAP50-95 alone (DetMetrics.fitness weights [0, 0, 0, 1]). ADR 0010.
@@ -140,7 +139,7 @@ def _run_seed(
             ) from exc
         raise
     outcome = _seed_outcome(seed=seed, seed_dir=seed_dir, reporter=reporter, trainer=trainer)
-    _write_json(done, outcome)
+    write_json_atomically(done, outcome)
     return outcome
 
 
@@ -213,12 +212,3 @@ def _finish(
         "batch": spec.batch,
         "batch_effective": batch_effective,
     }
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".json")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=2)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)

@@ -7,7 +7,6 @@ are loaded only through `weights.load_model`, by fingerprint, hash checked.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import OrderedDict
@@ -15,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from gpu_service import errors
+from gpu_service.storage import write_json_atomically
 from gpu_service.workloads import datasets, weights
-from gpu_service.workloads.annotate import draw_detections
 from gpu_service.workloads.base import JobContext
-from gpu_service.workloads.infer import InferSpec
+from gpu_service.workloads.infer.annotate import draw_detections
+from gpu_service.workloads.infer.spec import InferSpec
 from gpu_service.workloads.offline import make_ultralytics_silent
 
 _MODELS: OrderedDict[str, Any] = OrderedDict()
@@ -88,7 +88,7 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
         "images": images,
         "images_per_second": round(len(images) / predict_seconds, 3) if predict_seconds else 0.0,
     }
-    _write_json(results_path, summary)
+    write_json_atomically(results_path, summary)
     ctx.set_metrics(images=len(images), images_per_second=summary["images_per_second"])
     return {"model": spec.model, "results_path": str(results_path), **summary}
 
@@ -143,9 +143,3 @@ def image_record(*, source: Path, result: Any) -> dict[str, Any]:
         "detections": detections,
         "timing_ms": {k: round(float(v), 3) for k, v in (result.speed or {}).items()},
     }
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2))
-    os.replace(tmp, path)

@@ -1,8 +1,5 @@
-"""The `diagnostic` kind: hold the lanes for a while, optionally burning CPU.
-
-It exercises everything but the model: admission, worker processes, progress, cancel,
-faults and telemetry. Tests, benchmarks and operators checking a deployment use it.
-"""
+"""The `diagnostic` kind in the worker: hold the lanes, report progress, obey cancel
+and the simulated faults."""
 
 from __future__ import annotations
 
@@ -11,17 +8,8 @@ import os
 import time
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from gpu_service.workloads.base import JobContext, Kind
-
-
-class DiagnosticSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    seconds: float = Field(1.0, ge=0, le=86_400, description="how long to hold the lanes")
-    burn_cpu: bool = Field(False, description="spin a CPU core instead of sleeping")
-    step_s: float = Field(1.0, gt=0, le=60, description="progress and fault-point interval")
+from gpu_service.workloads.base import JobContext
+from gpu_service.workloads.diagnostic.spec import DiagnosticSpec
 
 
 def diagnostic_run(ctx: JobContext) -> dict[str, Any]:
@@ -59,6 +47,3 @@ def _spin(*, until: float) -> None:
     x = 0
     while time.monotonic() < until:
         x = (x * 31 + 7) % 1_000_003
-
-
-DIAGNOSTIC = Kind(name="diagnostic", spec_model=DiagnosticSpec, run=diagnostic_run)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_service.workloads import dataparallel
+from gpu_service.workloads.train import dataparallel
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,10 @@ from pydantic import TypeAdapter
 
 from gpu_service import errors
 from gpu_service.contract import Detection, ImageResult, InferenceResult
-from gpu_service.workloads import inference, weights
-from gpu_service.workloads.infer import INFER, InferSpec
+from gpu_service.workloads import weights
+from gpu_service.workloads.infer import run as inference
+from gpu_service.workloads.infer.run import infer_job
+from gpu_service.workloads.infer.spec import INFER, InferSpec
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +60,7 @@ def test_it_returns_well_formed_detections_and_annotated_copies(
 
     ctx = make_context(kind="infer", spec=_spec(fingerprint, sample_images, batch=1))
 
-    result = INFER.run(ctx)
+    result = infer_job(ctx=ctx)
 
     TypeAdapter(InferenceResult).validate_python(result)
     assert set(result) == set(InferenceResult.__annotations__)
@@ -100,7 +102,9 @@ def test_the_model_is_loaded_once_and_kept_between_jobs(
     )
 
     for job in ("a", "b"):
-        INFER.run(make_context(kind="infer", job_id=job, spec=_spec(fingerprint, sample_images)))
+        infer_job(
+            ctx=make_context(kind="infer", job_id=job, spec=_spec(fingerprint, sample_images))
+        )
 
     assert loads == [fingerprint]
     assert inference.cached_fingerprints() == [fingerprint]

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from gpu_service import errors
-from gpu_service.workloads.train import TRAIN, TrainSpec, optimizer_and_lr
+from gpu_service.workloads.train.spec import TRAIN, TrainSpec, optimizer_and_lr
 
 
 def _errors_for(**spec) -> set[str]:
@@ -84,11 +84,11 @@ def test_the_memory_estimate_grows_with_batch_and_image_size() -> None:
     assert 0 < small < large
 
 
-def test_importing_the_kinds_does_not_import_torch() -> None:
+def test_the_api_process_imports_neither_torch_nor_ultralytics() -> None:
     import subprocess
 
     code = (
-        "import sys; import gpu_service.workloads.train, gpu_service.workloads.infer;"
+        "import sys; import gpu_service.kinds, gpu_service.api.app;"
         "sys.exit(1 if {'torch', 'ultralytics'} & set(sys.modules) else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
