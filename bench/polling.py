@@ -76,7 +76,8 @@ def run(*, options: Options, platform: Platform) -> dict[str, Any]:
             "real view": real,
             "bare view": bare,
             "response bytes": len(real_body),
-            "server": "gunicorn, 1 worker, 8 threads (the web image's settings), SQLite",
+            "server": "gunicorn, 1 worker, 8 threads (the web image's settings), "
+            + web.database_engine,
             "load": (
                 f"{options.poll_concurrency} keep-alive connections for {options.poll_seconds} s"
             ),

@@ -1,25 +1,21 @@
 """A dataset upload streams to disk: the web worker's memory stays flat whatever the size.
 
-Runs the app under gunicorn, as deployed, and reads the worker's peak resident memory
-before and after a 120 MiB upload.
+Runs the app under gunicorn, as deployed (the tests' stack harness starts it), and reads
+the worker's peak resident memory before and after a 120 MiB upload.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 import zipfile
 from pathlib import Path
 
 import httpx
-import psutil
 import pytest
 
-from tests.support.gpu_service import free_port
+from tests.support.stack import Stack
+from tests.support.waiting import wait_until
 
-ROOT = Path(__file__).resolve().parents[3]
 UPLOAD_MIB = 120
 pytestmark = [
     pytest.mark.slow,
@@ -46,50 +42,12 @@ def big_zip(path: Path) -> Path:
 
 
 def test_a_large_upload_does_not_grow_the_workers_memory(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CARRIL_")}
-    env.pop("DATABASE_URL", None)
-    env.update(
-        CARRIL_STORAGE=str(tmp_path / "storage"),
-        CARRIL_DEMO_PASSWORD="a-long-demo-password-42",
-        DJANGO_SETTINGS_MODULE="carril_web.settings",
-    )
-    manage = [sys.executable, str(ROOT / "web" / "manage.py")]
-    subprocess.run([*manage, "migrate", "-v", "0"], env=env, check=True, timeout=300)
-    subprocess.run(
-        [*manage, "ensure_demo_user"], env=env, check=True, timeout=120, capture_output=True
-    )
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "carril_web.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "1",
-            "--timeout",
-            "300",
-        ],
-        cwd=ROOT / "web",
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    stack = Stack(storage=tmp_path / "storage")  # no GPU service: an upload needs none
     try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                token = httpx.post(
-                    f"{base}/api/v1/auth/token/",
-                    json={"username": "demo", "password": "a-long-demo-password-42"},
-                ).json()["token"]
-                break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline, "gunicorn did not start"
-                time.sleep(0.3)
+        stack.prepare()
+        stack.users_create({"demo": "user"})
+        base = stack.web_start()
+        token = stack.token("demo")
         headers = {"Authorization": f"Token {token}"}
         small = tmp_path / "small.zip"
         with zipfile.ZipFile(small, "w") as archive:
@@ -101,7 +59,7 @@ def test_a_large_upload_does_not_grow_the_workers_memory(tmp_path):
                 data={"name": "warm"},
                 files={"file": handle},
             )
-        worker = psutil.Process(server.pid).children()[0].pid
+        _, worker = stack.web_pids()  # gunicorn's master, then its one worker
         before = peak_rss_kib(worker)
         with open(big_zip(tmp_path / "big.zip"), "rb") as handle:
             response = httpx.post(
@@ -114,7 +72,13 @@ def test_a_large_upload_does_not_grow_the_workers_memory(tmp_path):
         assert response.status_code == 400  # no data.yaml: refused, after streaming it all
         grown_mib = (peak_rss_kib(worker) - before) / 1024
         assert grown_mib < UPLOAD_MIB / 4, f"worker peak memory grew {grown_mib:.0f} MiB"
-        assert not any((tmp_path / "storage" / "uploads" / "tmp").iterdir())
+        # The temporary file goes when the request ends, which under gunicorn's threads
+        # may be a moment after the client has the answer.
+        wait_until(
+            lambda: not any((tmp_path / "storage" / "uploads" / "tmp").iterdir()),
+            timeout_s=30,
+            what="the upload's temporary file to be removed",
+            logs=stack.logs,
+        )
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        stack.stop()
