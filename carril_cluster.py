@@ -3,8 +3,8 @@
 Starts a Ray head and CARRIL_CLUSTER_NODES (default 2) local nodes, each declaring
 CARRIL_SIMULATED_GPUS on the simulated runtime, all on 127.0.0.1
 (`python -m gpu_service.cluster`); then runs exactly what `make run` runs (same ports,
-demo user and output; carril_run.py) with the GPU service in Ray mode
-(CARRIL_EXECUTOR=ray, CARRIL_RAY_ADDRESS). Ctrl-C or SIGTERM stops Carril, then the
+demo user and output: `carril_run.run`, command lines from carril_stack) with the GPU
+service in Ray mode (CARRIL_EXECUTOR=ray, CARRIL_RAY_ADDRESS). Ctrl-C or SIGTERM stops Carril, then the
 cluster. docs/scale-out.md says how the same pieces run on several machines.
 """
 
@@ -58,24 +58,21 @@ def cluster_stop(process: subprocess.Popen[str]) -> None:
 
 
 def main() -> int:
-    env = dict(os.environ)
+    env, _ = carril_run.build_environment()  # make run's environment, secrets and all
     env.setdefault("CARRIL_CLUSTER_NODES", "2")
     env.setdefault("CARRIL_GPU_RUNTIME", "simulated")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     carril_run.log(f"starting a Ray head and {env['CARRIL_CLUSTER_NODES']} node(s) on 127.0.0.1")
     cluster, address = cluster_start(env)
-    # carril_run builds its environment from os.environ: Ray mode is switched on there.
-    os.environ.update(
+    env.update(
         {
             "CARRIL_EXECUTOR": "ray",
             "CARRIL_RAY_ADDRESS": address,
-            "CARRIL_GPU_RUNTIME": env["CARRIL_GPU_RUNTIME"],
             "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",  # the GPU service dials 127.0.0.1
             "RAY_USAGE_STATS_ENABLED": "0",
         }
     )
     try:
-        return carril_run.main()
+        return carril_run.run(env=env)
     finally:
         cluster_stop(cluster)
 
