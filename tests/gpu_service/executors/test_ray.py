@@ -116,7 +116,7 @@ def test_the_gpus_are_listed_with_their_host(ray_service):
 
 def test_two_gpu_jobs_each_land_whole_on_one_node_at_the_same_time(ray_service):
     service = ray_service()
-    jobs = [_diagnostic(service, seconds=6, gpus=2) for _ in range(2)]
+    jobs = [_diagnostic(service, seconds=10, gpus=2) for _ in range(2)]
 
     placements = [_placement(service, job["id"]) for job in jobs]
     running = [service.job(job["id"]) for job in jobs]
@@ -131,7 +131,7 @@ def test_two_gpu_jobs_each_land_whole_on_one_node_at_the_same_time(ray_service):
 
 def test_four_one_gpu_jobs_spread_over_both_nodes_and_a_fifth_waits_then_runs(ray_service):
     service = ray_service()
-    jobs = [_diagnostic(service, seconds=5) for _ in range(4)]
+    jobs = [_diagnostic(service, seconds=10) for _ in range(4)]
     waiting = _diagnostic(service, seconds=0.2)
 
     placements = [_placement(service, job["id"]) for job in jobs]
@@ -178,7 +178,7 @@ def test_cancel_stops_the_work_on_its_node_and_frees_its_gpus(ray_service):
     done = service.wait_for(job["id"], timeout_s=30)
 
     assert done["state"] == "cancelled"
-    assert time.monotonic() - started < 2 + 5  # the grace, and a few polls
+    assert time.monotonic() - started < 2 + 10  # the grace, and a few polls on a busy box
     assert _ends(placement["pid"])
     # Its node's two GPUs are free again in Ray: two 2-GPU jobs run side by side.
     after = [_diagnostic(service, seconds=2, gpus=2) for _ in range(2)]
