@@ -73,6 +73,13 @@ class Admission:
         }
         self.starvation_bound_s = starvation_bound_s
 
+    def lane_add(self, *, gpu: int, capacity: int, memory_total_mib: int, host: str) -> None:
+        """A GPU that appeared after start-up (a host joined the cluster) gets its lane."""
+        self.lanes[gpu] = Lane(
+            gpu=gpu, capacity=capacity, memory_total_mib=memory_total_mib, host=host
+        )
+        self.lanes = dict(sorted(self.lanes.items()))
+
     # ---- at submit time -----------------------------------------------------------
 
     def check_possible(self, request: Request) -> None:

@@ -168,6 +168,26 @@ class JobManager:
             for outcome in ("succeeded", "failed", "cancelled"):
                 metrics.jobs.labels(kind=kind, outcome=outcome)
 
+    def lanes_refresh(self) -> list[int]:
+        """Give a lane to every GPU the executor reports that has none yet: a host that
+        joined a cluster after start-up. Lanes of hosts that left stay (their jobs end
+        through the executor; what is admitted there Ray places elsewhere)."""
+        new = [gpu for gpu in self.executor.inventory() if gpu.index not in self.admission.lanes]
+        if not new:
+            return []
+        capacities = self.settings.lane_capacities(gpu_count=max(g.index for g in new) + 1)
+        for gpu in new:
+            self.admission.lane_add(
+                gpu=gpu.index,
+                capacity=capacities.get(gpu.index, 1),
+                memory_total_mib=gpu.memory_total_mib,
+                host=gpu.host,
+            )
+            self.metrics.worker_restarts.labels(gpu=str(gpu.index))
+        log.info("new GPUs %s on %s", [g.index for g in new], sorted({g.host for g in new}))
+        self.wake()
+        return [gpu.index for gpu in new]
+
     # ---- lifecycle ------------------------------------------------------------------
 
     async def open(self) -> set[str]:

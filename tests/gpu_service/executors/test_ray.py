@@ -102,9 +102,9 @@ def _ends(pid: int, *, timeout_s: float = 15) -> bool:
 
 
 def _diagnostic(service: GpuServiceProcess, *, seconds: float, gpus: int = 1, **body) -> dict:
-    return service.submit(
-        kind="diagnostic", spec={"seconds": seconds, "step_s": 0.2}, gpus=gpus, **body
-    )
+    if "gpu_ids" not in body:
+        body["gpus"] = gpus
+    return service.submit(kind="diagnostic", spec={"seconds": seconds, "step_s": 0.2}, **body)
 
 
 def test_the_gpus_are_listed_with_their_host(ray_service):
@@ -112,6 +112,25 @@ def test_the_gpus_are_listed_with_their_host(ray_service):
     gpus = service.client.get("/v1/gpus").json()["gpus"]
     assert Counter(gpu["host"] for gpu in gpus) == {"node-0": 2, "node-1": 2}
     assert {gpu["memory_total_mib"] for gpu in gpus} == {24 * 1024}
+
+
+def test_a_host_that_joins_later_gets_lanes_without_a_restart(ray_service, ray_cluster):
+    service = ray_service()
+    try:
+        ray_cluster.node_add(host="node-2")
+        gpus = service.wait_until(
+            lambda: [
+                g for g in service.client.get("/v1/gpus").json()["gpus"] if g["host"] == "node-2"
+            ],
+            timeout_s=30,
+            what="node-2's GPUs",
+        )
+        assert len(gpus) == 2
+        job = _diagnostic(service, seconds=0.5, gpu_ids=[gpus[0]["index"]])
+        assert _placement(service, job["id"])["host"] == "node-2"
+        assert service.wait_for(job["id"], timeout_s=60)["state"] == "succeeded"
+    finally:
+        ray_cluster.node_kill("node-2")
 
 
 def test_two_gpu_jobs_each_land_whole_on_one_node_at_the_same_time(ray_service):
