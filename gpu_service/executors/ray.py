@@ -111,6 +111,7 @@ class RayExecutor:
         self._nodes_read_at = 0.0
         self._loads: dict[int, LaneLoad] = {}
         self._poller: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
 
     # ---- the connection ---------------------------------------------------------------
@@ -193,6 +194,7 @@ class RayExecutor:
 
     async def open(self, *, sink: EventSink) -> None:
         self._sink = sink
+        self._loop = asyncio.get_running_loop()
         self._connect()
         self._poller = asyncio.create_task(self._poll_forever(), name="ray-executor-poll")
 
@@ -297,8 +299,8 @@ class RayExecutor:
         if resident is not None:
             name, actor = resident
             self._resident_busy[name] = attempt.job_id
-            self._running[attempt.job_id] = _Running(
-                attempt=attempt, actor=actor, host=host, resident=name, order=order
+            self._follow(
+                _Running(attempt=attempt, actor=actor, host=host, resident=name, order=order)
             )
             log.info("job %s: attempt %s on resident %s", attempt.job_id, attempt.attempt, name)
             return
@@ -319,13 +321,41 @@ class RayExecutor:
         actor = self._runner_class.options(**options).remote(
             order=order, boot=self._boot(gpu_ids=attempt.gpu_ids, env=self._attempt_env())
         )
-        self._running[attempt.job_id] = _Running(attempt=attempt, actor=actor, host=host)
+        self._follow(_Running(attempt=attempt, actor=actor, host=host))
         log.info(
             "job %s: attempt %s submitted to Ray (%s)",
             attempt.job_id,
             attempt.attempt,
             options["name"],
         )
+
+    def _follow(self, running: _Running) -> None:
+        """Track a launched attempt and ask it to start now; its answer (the actor is up)
+        is handled as soon as it comes, not at the next poll."""
+        job_id = running.attempt.job_id
+        self._running[job_id] = running
+        running.start = self._call(running, "start").future()
+        self._when_done(running.start, job_id, running)
+
+    def _when_done(
+        self, future: concurrent.futures.Future[Any], job_id: str, running: _Running
+    ) -> None:
+        """Handle an actor's answer as soon as it arrives (on the loop), not a tick later.
+        The next question still waits for the tick: one poll per attempt per tick."""
+        loop = self._loop
+        if loop is not None:
+            future.add_done_callback(
+                lambda _: (
+                    loop.is_closed() or loop.call_soon_threadsafe(self._poll_now, job_id, running)
+                )
+            )
+
+    def _poll_now(self, job_id: str, running: _Running) -> None:
+        if self._running.get(job_id) is running and not self._closing:
+            try:
+                self._poll_one(job_id, running)
+            except Exception:
+                log.exception("job %s: polling its attempt failed", job_id)
 
     def _boot(self, *, gpu_ids: list[int], env: dict[str, str], style: str = "fresh") -> dict:
         return boot_dict(
@@ -426,10 +456,7 @@ class RayExecutor:
         while not self._closing:
             await asyncio.sleep(POLL_INTERVAL_S)
             for job_id, running in list(self._running.items()):
-                try:
-                    self._poll_one(job_id, running)
-                except Exception:
-                    log.exception("job %s: polling its attempt failed", job_id)
+                self._poll_now(job_id, running)
 
     def _poll_one(self, job_id: str, running: _Running) -> None:
         """One non-blocking turn: look at what came back, ask again. Never waits."""
@@ -461,6 +488,7 @@ class RayExecutor:
             if running.poll is None:
                 running.poll = self._call(running, "poll", running.cursor).future()
                 running.poll_sent = time.monotonic()
+                self._when_done(running.poll, job_id, running)
                 return
             if not running.poll.done():
                 return
