@@ -4,8 +4,9 @@ Starts a Ray head and CARRIL_CLUSTER_NODES (default 2) local nodes, each declari
 CARRIL_SIMULATED_GPUS on the simulated runtime, all on 127.0.0.1
 (`python -m gpu_service.cluster`); then runs exactly what `make run` runs (same ports,
 demo user and output: `carril_run.run`, command lines from carril_stack) with the GPU
-service in Ray mode (CARRIL_EXECUTOR=ray, CARRIL_RAY_ADDRESS). Ctrl-C or SIGTERM stops Carril, then the
-cluster. docs/scale-out.md says how the same pieces run on several machines.
+service in Ray mode (CARRIL_EXECUTOR=ray, CARRIL_RAY_ADDRESS). Ctrl-C or SIGTERM stops
+Carril, then the cluster. docs/scale-out.md says how the same pieces run on several
+machines.
 """
 
 from __future__ import annotations

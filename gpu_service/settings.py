@@ -75,6 +75,10 @@ def load_settings(**overrides: object) -> Settings:
     would hand the GPUs to anyone who can reach the port.
     """
     settings = Settings(**overrides)  # type: ignore[arg-type]
+    if settings.executor == "ray" and not settings.ray_address:
+        raise ValidationFailed(
+            "CARRIL_EXECUTOR=ray needs CARRIL_RAY_ADDRESS, the host:port of the Ray head"
+        )
     storage = settings.storage.expanduser().resolve()
     storage.mkdir(parents=True, exist_ok=True)
     token = settings.gpu_service_token.get_secret_value() if settings.gpu_service_token else ""

@@ -72,7 +72,6 @@ class _Running:
     last_heartbeat: float = 0.0
     start: concurrent.futures.Future[Any] | None = None
     poll: concurrent.futures.Future[Any] | None = None
-    poll_sent: float = 0.0
     resident: str | None = None  # the resident actor's name, when it runs there
     order: dict[str, Any] | None = None  # what a resident actor is asked to start
     placement: dict[str, Any] = field(default_factory=dict)
@@ -92,10 +91,7 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, *, settings: Settings) -> None:
-        if not settings.ray_address:
-            raise CarrilError(
-                "CARRIL_EXECUTOR=ray needs CARRIL_RAY_ADDRESS (host:port of the head)"
-            )
+        assert settings.ray_address, "load_settings() refuses Ray mode without an address"
         self._settings = settings
         # Which GPUs: real ones on the nodes, or the simulated runtime's (work on the CPU).
         self.runtime: RuntimeName = "simulated" if settings.gpu_runtime == "simulated" else "real"
@@ -436,11 +432,6 @@ class RayExecutor:
             self._call(running, "cancel")
         return True
 
-    def placement(self, *, job_id: str) -> dict[str, Any]:
-        """Where Ray placed the job's current attempt (tests and diagnostics)."""
-        running = self._running.get(job_id)
-        return dict(running.placement) if running else {}
-
     async def close(self) -> None:
         """Stop following; the attempts keep running on the cluster (they are detached)
         and the next start of the service reattaches them."""
@@ -487,7 +478,6 @@ class RayExecutor:
                 )
             if running.poll is None:
                 running.poll = self._call(running, "poll", running.cursor).future()
-                running.poll_sent = time.monotonic()
                 self._when_done(running.poll, job_id, running)
                 return
             if not running.poll.done():
