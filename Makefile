@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 REQS := requirements/web.txt requirements/gpu.txt requirements/dev.txt
 
-.PHONY: venv run test test-fast lint format bench gpu-check compose-smoke clean
+.PHONY: venv run run-cluster test test-fast lint format bench gpu-check compose-smoke clean
 
 venv: $(STAMP)
 
@@ -17,6 +17,10 @@ $(STAMP): $(REQS)
 
 run: venv
 	$(PY) -m carril_run
+
+# `make run` with its jobs on a local Ray cluster (head + CARRIL_CLUSTER_NODES nodes).
+run-cluster: venv
+	$(PY) -m carril_cluster
 
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)

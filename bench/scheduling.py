@@ -35,7 +35,9 @@ def _ts(value: str) -> float:
     return datetime.fromisoformat(value).timestamp()
 
 
-def _run_trace(service: GpuServiceProcess, trace: list[TraceJob]) -> dict[str, Any]:
+def run_trace(
+    service: GpuServiceProcess, trace: list[TraceJob], *, gpus: int = GPUS
+) -> dict[str, Any]:
     ids = {}
     for job in trace:
         accepted = service.submit(
@@ -62,7 +64,7 @@ def _run_trace(service: GpuServiceProcess, trace: list[TraceJob]) -> dict[str, A
     ends = {index: _ts(jobs[i]["finished_at"]) - origin for index, i in ids.items()}
     overheads = [ends[j.index] - starts[j.index] - j.seconds for j in trace]
     return {
-        **schedule_figures(trace=trace, starts=starts, ends=ends, gpus=GPUS),
+        **schedule_figures(trace=trace, starts=starts, ends=ends, gpus=gpus),
         "median_job_overhead_s": median(overheads),
     }
 
@@ -70,7 +72,7 @@ def _run_trace(service: GpuServiceProcess, trace: list[TraceJob]) -> dict[str, A
 def run(*, options: Options, platform: Platform) -> dict[str, Any]:
     trace = trace_make(jobs=options.trace_jobs, seed=options.trace_seed, unit_s=options.time_unit_s)
     carril_service = platform.gpu_service_apart(name="sched-carril", gpus="2x24GiB", env={})
-    carril = _run_trace(carril_service, trace)
+    carril = run_trace(carril_service, trace)
     carril_service.stop()
     overhead = carril["median_job_overhead_s"]
     fifo = None
@@ -78,7 +80,7 @@ def run(*, options: Options, platform: Platform) -> dict[str, Any]:
         fifo_service = platform.gpu_service_apart(
             name="sched-fifo", gpus="2x24GiB", env={"CARRIL_STARVATION_BOUND_S": "0"}
         )
-        fifo = _run_trace(fifo_service, trace)
+        fifo = run_trace(fifo_service, trace)
         fifo_service.stop()
     sim_carril = simulate(trace=trace, policy="carril", overhead_s=overhead)
     sim_fifo = simulate(trace=trace, policy="fifo", overhead_s=overhead)

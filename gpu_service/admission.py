@@ -73,6 +73,13 @@ class Admission:
         }
         self.starvation_bound_s = starvation_bound_s
 
+    def lane_add(self, *, gpu: int, capacity: int, memory_total_mib: int, host: str) -> None:
+        """A GPU that appeared after start-up (a host joined the cluster) gets its lane."""
+        self.lanes[gpu] = Lane(
+            gpu=gpu, capacity=capacity, memory_total_mib=memory_total_mib, host=host
+        )
+        self.lanes = dict(sorted(self.lanes.items()))
+
     # ---- at submit time -----------------------------------------------------------
 
     def check_possible(self, request: Request) -> None:
@@ -97,12 +104,19 @@ class Admission:
                 )
         else:
             hosts = _by_host(usable)
-            largest = max((len(lanes) for lanes in hosts.values()), default=0)
+            largest_host, largest = max(
+                ((host, len(lanes)) for host, lanes in hosts.items()),
+                key=lambda pair: (pair[1], pair[0]),
+                default=("", 0),
+            )
             if request.gpus > largest:
-                where = "this service has" if len(hosts) <= 1 else "the largest host has"
+                details: dict[str, object] = {"requested": request.gpus, "available": largest}
+                where = "this service has"
+                if len(hosts) > 1:  # several hosts (a cluster): name the one that came closest
+                    where = f"the largest host, {largest_host}, has"
+                    details["largest_host"] = largest_host
                 raise ResourceUnavailable(
-                    f"asked for {request.gpus} GPUs; {where} {largest}",
-                    details={"requested": request.gpus, "available": largest},
+                    f"asked for {request.gpus} GPUs; {where} {largest}", details=details
                 )
             candidates = usable
         fitting = [lane for lane in candidates if lane.memory_total_mib >= request.memory_mib]

@@ -168,6 +168,26 @@ class JobManager:
             for outcome in ("succeeded", "failed", "cancelled"):
                 metrics.jobs.labels(kind=kind, outcome=outcome)
 
+    def lanes_refresh(self) -> list[int]:
+        """Give a lane to every GPU the executor reports that has none yet: a host that
+        joined a cluster after start-up. Lanes of hosts that left stay (their jobs end
+        through the executor; what is admitted there Ray places elsewhere)."""
+        new = [gpu for gpu in self.executor.inventory() if gpu.index not in self.admission.lanes]
+        if not new:
+            return []
+        capacities = self.settings.lane_capacities(gpu_count=max(g.index for g in new) + 1)
+        for gpu in new:
+            self.admission.lane_add(
+                gpu=gpu.index,
+                capacity=capacities.get(gpu.index, 1),
+                memory_total_mib=gpu.memory_total_mib,
+                host=gpu.host,
+            )
+            self.metrics.worker_restarts.labels(gpu=str(gpu.index))
+        log.info("new GPUs %s on %s", [g.index for g in new], sorted({g.host for g in new}))
+        self.wake()
+        return [gpu.index for gpu in new]
+
     # ---- lifecycle ------------------------------------------------------------------
 
     async def open(self) -> set[str]:
@@ -182,6 +202,8 @@ class JobManager:
                 self.admission.hold(
                     job_id=job.id, gpu_ids=job.gpu_ids, memory_mib=job.memory_estimate_mib
                 )
+                if job.state is JobState.CANCELLING:  # asked to stop before the restart
+                    self.executor.cancel(job_id=job.id, attempt=job.attempt)
         return alive
 
     async def close(self) -> None:
@@ -383,7 +405,11 @@ class JobManager:
         within the same bound as a restart of the service. Others fail WORKER_CRASHED."""
         if ended.state != "failed" or not isinstance(ended.error, WorkerCrashed):
             return False
-        if not self.resumable(job) or not self.journal.job_requeue(job_id=job.id):
+        # A whole node lost (an executor with several hosts says so) interrupted work that
+        # had no part in it: a kind that cannot resume (inference) runs again from the start.
+        node_lost = bool(ended.error.details.get("node_lost"))
+        again = self.resumable(job) or (node_lost and job.attempt < self.settings.max_attempts)
+        if not again or not self.journal.job_requeue(job_id=job.id):
             return False
         log.warning(
             "job %s: worker crashed (%s); resuming as attempt %s of %s",

@@ -48,6 +48,7 @@ class Scheduler:
         while True:
             await asyncio.sleep(TICK_S)
             try:
+                self.manager.lanes_refresh()  # GPUs of hosts that joined a cluster
                 self.pump()
                 if time.time() - self._last_prune > PRUNE_EVERY_S:
                     self.prune()

@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     worker_nice: int = Field(10, ge=0, le=19)
     # torch threads per worker under the simulated runtime (0: torch's default).
     worker_threads: int = Field(0, ge=0)
+    # Where attempts run: "local" (spawned worker processes on this machine) or "ray"
+    # (actors on the Ray cluster at ray_address, host:port of its head). ADR 0017.
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = "text"
 
@@ -74,6 +78,10 @@ def load_settings(**overrides: object) -> Settings:
     would hand the GPUs to anyone who can reach the port.
     """
     settings = Settings(**overrides)  # type: ignore[arg-type]
+    if settings.executor == "ray" and not settings.ray_address:
+        raise ValidationFailed(
+            "CARRIL_EXECUTOR=ray needs CARRIL_RAY_ADDRESS, the host:port of the Ray head"
+        )
     storage = settings.storage.expanduser().resolve()
     storage.mkdir(parents=True, exist_ok=True)
     token = settings.gpu_service_token.get_secret_value() if settings.gpu_service_token else ""

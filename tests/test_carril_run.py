@@ -55,6 +55,19 @@ class Output:
         raise AssertionError(f"no line matching {pattern!r}:\n" + "\n".join(self.lines[-60:]))
 
 
+def launch(module: str, *, env: dict[str, str]) -> tuple[subprocess.Popen[str], Output]:
+    """`python -m module` from the repository root, its output collected by an Output."""
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", module],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    return launcher, Output(launcher.stdout)
+
+
 def wait_until_answers(url: str, *, timeout: float) -> httpx.Response:
     deadline = time.monotonic() + timeout
     while True:
@@ -85,15 +98,7 @@ def test_it_serves_both_services_restarts_a_dead_one_and_stops_all_on_sigterm(tm
         "CARRIL_GPU_RUNTIME": "simulated",
     }
     env.pop("DATABASE_URL", None)  # make run's default: SQLite under storage
-    launcher = subprocess.Popen(
-        [sys.executable, "-m", "carril_run"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    output = Output(launcher.stdout)
+    launcher, output = launch("carril_run", env=env)
     try:
         output.wait_for(r"Carril is up: http://127\.0\.0\.1:\d+/", timeout=120)
         login = output.wait_for(r"sign in as demo / (\S+)", timeout=5).group(1)

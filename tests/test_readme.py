@@ -12,10 +12,12 @@ SOURCES = [
     "web",
     "bench",
     "carril_run.py",
+    "carril_cluster.py",
     "deploy",
     "scripts",
     "docker-compose.yml",
     "docker-compose.simulated.yml",
+    "docker-compose.cluster.yml",
     "Dockerfile.web",
     "Dockerfile.gpu",
 ]

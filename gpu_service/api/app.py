@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gpu_service.api.errors import errors_install
 from gpu_service.api.routes import private, public
 from gpu_service.executors.base import Executor
-from gpu_service.executors.local import LocalExecutor
+from gpu_service.executors.select import executor_select
 from gpu_service.journal import Journal
 from gpu_service.kinds import KINDS
 from gpu_service.logging import request_id_var
@@ -64,7 +64,7 @@ def create_app(
     runtime = runtime or runtime_select(settings=settings)
     metrics = ServiceMetrics()
     journal = Journal(path=settings.journal_path)
-    executor = executor or LocalExecutor(settings=settings, runtime=runtime, records=journal)
+    executor = executor or executor_select(settings=settings, runtime=runtime, records=journal)
     manager = JobManager(
         settings=settings, executor=executor, journal=journal, kinds=dict(KINDS), metrics=metrics
     )

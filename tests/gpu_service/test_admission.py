@@ -153,8 +153,9 @@ def two_hosts() -> Admission:
 def test_a_job_could_ever_fit_only_if_one_host_has_enough_gpus():
     admission = two_hosts()
     admission.check_possible(req("three", gpus=3))
-    with pytest.raises(ResourceUnavailable, match="largest host has 3"):
+    with pytest.raises(ResourceUnavailable, match="largest host, a, has 3") as refused:
         admission.check_possible(req("four", gpus=4))
+    assert refused.value.details["largest_host"] == "a"
     with pytest.raises(ResourceUnavailable, match="different hosts"):
         admission.check_possible(req("split", gpu_ids=[2, 3]))
 

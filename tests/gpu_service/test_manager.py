@@ -49,6 +49,24 @@ def test_an_impossible_request_is_refused_before_it_is_recorded(make):
     assert scheduler.manager.journal.jobs_list() == []
 
 
+def test_gpus_that_appear_after_start_up_get_lanes_and_make_bigger_jobs_possible(make):
+    from gpu_service.runtime.simulated import SimulatedRuntime
+
+    runtime = SimulatedRuntime.from_spec("2x24GiB")
+    scheduler = make(runtime=runtime)
+    manager = scheduler.manager
+    assert manager.lanes_refresh() == []
+    with pytest.raises(ResourceUnavailable):
+        manager.submit(Submission(kind="diagnostic", gpus=4), request_id=None)
+
+    runtime._memory.extend([24 * 1024, 24 * 1024])  # as when GPUs join
+    assert manager.lanes_refresh() == [2, 3]
+
+    assert sorted(manager.admission.lanes) == [0, 1, 2, 3]
+    _, created = manager.submit(Submission(kind="diagnostic", gpus=4), request_id=None)
+    assert created  # no longer refused: four GPUs on one host now exist
+
+
 def test_under_the_real_runtime_a_job_waits_for_reported_free_memory(make):
     scheduler = make(runtime=RealLookingRuntime())
     body = Submission(kind="diagnostic", memory_estimate_mib=4096)

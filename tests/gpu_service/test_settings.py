@@ -55,3 +55,12 @@ def test_lane_capacity_is_one_number_or_per_gpu():
     assert parse_lane_capacity("0:2", gpu_count=2) == {0: 2, 1: 1}
     with pytest.raises(ValidationFailed):
         parse_lane_capacity("lots", gpu_count=2)
+
+
+def test_ray_mode_refuses_to_start_without_the_head_address(monkeypatch, tmp_path):
+    monkeypatch.setenv("CARRIL_EXECUTOR", "ray")
+    monkeypatch.delenv("CARRIL_RAY_ADDRESS", raising=False)
+    with pytest.raises(ValidationFailed, match="CARRIL_RAY_ADDRESS"):
+        load_settings(storage=tmp_path)
+    monkeypatch.setenv("CARRIL_RAY_ADDRESS", "127.0.0.1:6379")
+    assert load_settings(storage=tmp_path).ray_address == "127.0.0.1:6379"

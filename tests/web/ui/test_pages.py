@@ -91,6 +91,18 @@ def test_the_dashboard_shows_each_gpu_its_lane_holder_and_the_runtime(
     assert 'style="width: 25%"' in html  # 4000 of 16000 MiB
 
 
+def test_the_dashboard_names_the_host_of_each_gpu_on_a_cluster(
+    owner_client: Client, gpus_seen
+) -> None:
+    gpus = gpus_seen.gpus
+    for gpu, host in zip(gpus["gpus"], ("gpu-a", "gpu-b"), strict=True):
+        gpu["host"] = host
+    gpus_seen.save(update_fields=["gpus"])
+    html = owner_client.get(reverse("ui:dashboard")).content.decode()
+    hosts = re.findall(r'data-testid="gpu-host">on ([\w-]+)<', html)
+    assert hosts == ["gpu-a", "gpu-b"]
+
+
 def test_the_dashboard_does_not_link_another_users_job(
     other_client: Client, running_training, gpus_seen
 ) -> None:

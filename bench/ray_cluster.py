@@ -1,0 +1,112 @@
+"""9. The Ray executor against the local one (issue 12), on the simulated runtime.
+
+- **Per-job overhead:** submit to the worker's first report (the diagnostic job's first
+  progress), p50 over sequential one-GPU diagnostic jobs, through a GPU service in Ray
+  mode on a local cluster (a head and two 2-GPU nodes) and through one with the local
+  executor and 4 simulated GPUs. Target: Ray adds at most 0.5 s at p50.
+- **Scheduling:** the scheduling benchmark's mixed trace on the cluster (2 nodes x 2
+  GPUs) and on the local executor with 4 GPUs; makespan over the lower bound for 4 GPUs.
+  Target: Ray at most 1.15x the bound.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from bench.options import Options
+from bench.results import outcome
+from bench.scheduling import run_trace
+from bench.stack import Platform
+from bench.stats import median
+from bench.trace import trace_make
+from tests.support.gpu_service import GpuServiceProcess
+
+OVERHEAD_TARGET_S = 0.5
+SCHEDULING_TARGET = 1.15
+GPUS = 4
+
+
+def _first_report_s(service: GpuServiceProcess) -> float:
+    """Seconds from submit to the job's first progress, polled every 10 ms."""
+    started = time.monotonic()
+    job = service.submit(kind="diagnostic", gpus=1, spec={"seconds": 0.2, "step_s": 0.1})
+    while True:
+        seen = service.job(job["id"])
+        if seen["progress"].get("stage"):
+            elapsed = time.monotonic() - started
+            break
+        if time.monotonic() - started > 120:
+            raise RuntimeError(f"no report from job {job['id']}:\n{service.log_tail()}")
+        time.sleep(0.01)
+    service.wait_for(job["id"], timeout_s=120)
+    return elapsed
+
+
+def _overheads(service: GpuServiceProcess, samples: int) -> list[float]:
+    _first_report_s(service)  # warm-up: first imports, first Ray worker
+    return [_first_report_s(service) for _ in range(samples)]
+
+
+def run(*, options: Options, platform: Platform) -> list[dict[str, Any]]:
+    from gpu_service.cluster import LocalCluster
+
+    samples = max(3, options.admission_samples // 3)
+    trace = trace_make(jobs=options.trace_jobs, seed=options.trace_seed, unit_s=options.time_unit_s)
+    local = platform.gpu_service_apart(name="ray-vs-local", gpus="4x24GiB", env={})
+    local_overheads = _overheads(local, samples)
+    local_trace = run_trace(local, trace, gpus=GPUS)
+    local.stop()
+    cluster = LocalCluster(nodes=2, gpus="2x24GiB")
+    try:
+        ray = platform.gpu_service_apart(
+            name="ray-cluster",
+            gpus="1x24GiB",
+            env={
+                "CARRIL_EXECUTOR": "ray",
+                "CARRIL_RAY_ADDRESS": cluster.address,
+                "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+                "RAY_USAGE_STATS_ENABLED": "0",
+            },
+        )
+        ray_overheads = _overheads(ray, samples)
+        ray_trace = run_trace(ray, trace, gpus=GPUS)
+        ray.stop()
+    finally:
+        cluster.shutdown()
+    added = median(ray_overheads) - median(local_overheads)
+    return [
+        outcome(
+            name="ray_overhead",
+            title="Ray executor: submit to first report (p50)",
+            runtime=platform.runtime,
+            figure="p50 s, Ray",
+            value=median(ray_overheads),
+            unit="s",
+            baseline_figure="p50 s, local executor",
+            baseline=median(local_overheads),
+            ratio=median(ray_overheads) / median(local_overheads),
+            target=f"<= +{OVERHEAD_TARGET_S} s",
+            met=added <= OVERHEAD_TARGET_S,
+            details={"samples": samples, "Ray s": ray_overheads, "local s": local_overheads},
+        ),
+        outcome(
+            name="ray_scheduling",
+            title="Ray executor: mixed trace on 2 nodes x 2 GPUs",
+            runtime=platform.runtime,
+            figure="makespan / lower bound, Ray",
+            value=ray_trace["ratio"],
+            baseline_figure="local executor, 4 GPUs",
+            baseline=local_trace["ratio"],
+            ratio=ray_trace["makespan_s"] / local_trace["makespan_s"],
+            target=f"<= {SCHEDULING_TARGET}x lower bound",
+            met=ray_trace["ratio"] <= SCHEDULING_TARGET,
+            details={
+                "trace jobs": len(trace),
+                "lower bound s": round(ray_trace["lower_bound_s"], 3),
+                "Ray makespan s": round(ray_trace["makespan_s"], 3),
+                "local makespan s": round(local_trace["makespan_s"], 3),
+                "Ray median per-job overhead s": round(ray_trace["median_job_overhead_s"], 3),
+            },
+        ),
+    ]
