@@ -35,14 +35,17 @@ def test_the_gpu_service_pins_the_torch_build_this_machine_serves():
     assert any(line.startswith("ultralytics==") for line in lines)
 
 
-def test_the_web_app_loads_every_app_without_importing_torch(tmp_path):
+def test_the_web_app_loads_every_app_without_importing_torch_or_more_than_the_contract(tmp_path):
     script = (
         "import sys, django\n"
         "django.setup()\n"
         "from django.urls import get_resolver\n"
         "get_resolver().url_patterns\n"
-        "heavy = {'torch', 'ultralytics', 'gpu_service'} & set(sys.modules)\n"
+        "heavy = {'torch', 'ultralytics'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
+        # The web shares the GPU service's stdlib-only contract module, and nothing else.
+        "shared = {m for m in sys.modules if m.split('.')[0] == 'gpu_service'}\n"
+        "assert shared <= {'gpu_service', 'gpu_service.contract'}, shared\n"
     )
     env = {
         "PATH": "/usr/bin:/bin",
