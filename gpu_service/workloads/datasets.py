@@ -16,8 +16,11 @@ def inside_storage(*, path: str, storage: Path, field: str) -> Path:
     """`path` (absolute, or relative to storage) resolved, refused if it leaves storage."""
     root = Path(storage).resolve()
     candidate = Path(path)
-    resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
-    if not resolved.is_relative_to(root):
+    try:
+        resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    except (ValueError, OSError):  # a NUL byte, a name too long: no file we could read
+        resolved = None
+    if resolved is None or not resolved.is_relative_to(root):
         raise errors.ValidationFailed(
             f"{field}: {path} is outside shared storage",
             details={"field": field, "path": path},

@@ -11,6 +11,7 @@ from typing import Any
 
 from accounts.services import user_sees_everything
 from carril_web.errors import NotFound
+from carril_web.paths import file_under
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -95,11 +96,8 @@ def job_log_tail(*, job: Job, lines: int = 200) -> list[str]:
 def job_artifact_path(*, job: Job, relpath: str) -> Path:
     """A file inside the job's folder, refusing anything that resolves outside it."""
     folder = job_dir(job=job)
-    if folder is None or not relpath or relpath.startswith(("/", "\\")):
-        raise NotFound()
-    root = folder.resolve()
-    path = (root / relpath).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
+    path = None if folder is None else file_under(root=folder, relpath=relpath)
+    if path is None:
         raise NotFound()
     return path
 
