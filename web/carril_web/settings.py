@@ -62,6 +62,9 @@ CARRIL_DATASET_MAX_UNCOMPRESSED_BYTES = env_int(
 CARRIL_DATASET_MAX_FILES = env_int("CARRIL_DATASET_MAX_FILES", default=200_000)
 CARRIL_DATASET_MAX_RATIO = env_float("CARRIL_DATASET_MAX_RATIO", default=200.0)
 CARRIL_INFER_MAX_IMAGES = env_int("CARRIL_INFER_MAX_IMAGES", default=100)
+# Pixel caps, checked from each image's header before anything decodes it.
+CARRIL_INFER_MAX_PIXELS = env_int("CARRIL_INFER_MAX_PIXELS", default=40_000_000)
+CARRIL_DATASET_MAX_PIXELS = env_int("CARRIL_DATASET_MAX_PIXELS", default=64_000_000)
 
 # The reconciler loop.
 CARRIL_RECONCILE_INTERVAL_S = env_float("CARRIL_RECONCILE_INTERVAL_S", default=2.0)

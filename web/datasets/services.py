@@ -107,7 +107,12 @@ def _build(*, archive: Path, work: Path, final: Path) -> Report:
     if not report.classes:
         return report
     found = splits_find(root=root)
-    splits_validate(found=found, classes=report.classes, report=report)
+    splits_validate(
+        found=found,
+        classes=report.classes,
+        report=report,
+        max_pixels=settings.CARRIL_DATASET_MAX_PIXELS,
+    )
     if not report.valid:
         return report
     dataset_dir = work / "dataset"

@@ -25,10 +25,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from observability.request_id import request_id_get
-from PIL import Image
 from registry.models import ModelVersion
 from registry.services import model_version_register_from_training
 
+from jobs.images import inference_image_check
 from jobs.models import ACTIVE_STATES, REMOTE_STATES, Job, JobKind, JobState, ReconcilerStatus
 
 logger = logging.getLogger(__name__)
@@ -136,13 +136,7 @@ def _image_store(upload: UploadedFile, *, folder: Path, index: int) -> Path:
     with open(path, "wb") as out:
         for chunk in upload.chunks():
             out.write(chunk)
-    try:
-        with Image.open(path) as img:
-            img.verify()
-    except Exception as exc:
-        raise ValidationFailed(
-            f"{upload.name} is not an image.", details={"fields": {"images": [upload.name]}}
-        ) from exc
+    inference_image_check(path=path, name=upload.name or path.name)
     path.chmod(0o644)
     return path
 

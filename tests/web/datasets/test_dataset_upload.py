@@ -92,6 +92,20 @@ BAD_CASES = {
         lambda p: z.write_zip(p, {**z.good_files(), "images/train/train_0.png": b"\x89PNG broken"}),
         "image_undecodable",
     ),
+    "decompression_bomb_image": (
+        lambda p: z.write_zip(p, {**z.good_files(), "images/train/train_0.png": z.png_bomb()}),
+        "image_too_large",
+    ),
+    "forged_header_past_pillows_bound": (
+        lambda p: z.write_zip(
+            p,
+            {
+                **z.good_files(),
+                "images/train/train_0.png": z.png_header_only(width=100_000, height=100_000),
+            },
+        ),
+        "image_too_large",
+    ),
     "class_out_of_range": (lambda p: z.with_label(p, "5 0.5 0.5 0.1 0.1"), "class_out_of_range"),
     "nan_coordinate": (lambda p: z.with_label(p, "0 nan 0.5 0.1 0.1"), "label_coordinates"),
     "negative_coordinate": (lambda p: z.with_label(p, "0 -0.1 0.5 0.1 0.1"), "label_coordinates"),
