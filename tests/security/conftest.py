@@ -38,7 +38,9 @@ class World:
     dataset: Dataset
     training: Job  # delivered, running, with a job folder holding a log and an artifact
     inference: Job  # succeeded, with its input images in uploads/
-    version: ModelVersion
+    version: ModelVersion  # imported by an administrator: everyone's
+    trained: ModelVersion  # a candidate the owner's training registered: the owner's
+    retired: ModelVersion  # the owner's, retired
     token_id: int
     job_dir: Path
 
@@ -74,6 +76,11 @@ def world(owner: User, storage: Path) -> World:
         result={"images": [{"source": str(images / "0000_a.png"), "detections": []}]},
         finished_at=timezone.now(),
     )
+    trained = model_version(fingerprint="c" * 64)
+    retired = model_version(fingerprint="d" * 64, stage="retired")
+    ModelVersion.objects.filter(id__in=[trained.id, retired.id]).update(
+        source="training", source_job=training
+    )
     token = api_token_create(user=owner, name="laptop")
     return World(
         owner=owner,
@@ -81,6 +88,13 @@ def world(owner: User, storage: Path) -> World:
         training=training,
         inference=inference,
         version=version,
+        trained=ModelVersion.objects.get(id=trained.id),
+        retired=ModelVersion.objects.get(id=retired.id),
         token_id=token.token.id,
         job_dir=job_dir,
     )
+
+
+@pytest.fixture
+def users(owner: User, other: User, admin: User, staff: User) -> dict[str, User]:
+    return {"owner": owner, "other": other, "admin": admin, "staff": staff}

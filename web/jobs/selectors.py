@@ -163,17 +163,24 @@ def gpus_overview(*, user: AbstractBaseUser) -> dict[str, Any]:
     visible = {
         job.gpu_job_id: job for job in jobs_visible_to(user=user).filter(gpu_job_id__in=holder_ids)
     }
+    # Nobody sees another user's GPU job ids: a lane says how busy it is, and each job on
+    # it is described only if the user may see that job (their own, or staff).
     gpus = []
     for gpu in snapshot.get("gpus", []):
-        holders = (gpu.get("lane") or {}).get("holders", [])
+        lane = gpu.get("lane") or {}
+        holders = lane.get("holders", [])
         gpus.append(
             {
-                **gpu,
-                "jobs": [_job_brief(visible.get(h), gpu_job_id=h) for h in holders],
+                **{k: v for k, v in gpu.items() if k != "lane"},
+                "lane": {"capacity": lane.get("capacity"), "busy": len(holders)},
+                "jobs": [_job_brief(visible.get(h)) for h in holders],
             }
         )
     queue = [
-        {**queued, "job": _job_brief(visible.get(queued.get("id")), gpu_job_id=queued.get("id"))}
+        {
+            **{k: v for k, v in queued.items() if k != "id"},
+            "job": _job_brief(visible.get(queued.get("id"))),
+        }
         for queued in snapshot.get("queue", [])
     ]
     return {
@@ -186,7 +193,7 @@ def gpus_overview(*, user: AbstractBaseUser) -> dict[str, Any]:
     }
 
 
-def _job_brief(job: Job | None, *, gpu_job_id: str | None) -> dict[str, Any]:
+def _job_brief(job: Job | None) -> dict[str, Any]:
     if job is None:
         # Someone else's job (or not a web job): say the lane is busy, not whose it is.
         return {"id": None, "kind": None, "state": None, "visible": False}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import gpu_client
-from carril_web.errors import Conflict, GpuServiceUnavailable, ValidationFailed
+from carril_web.errors import Conflict, GpuServiceUnavailable, NotFound, ValidationFailed
 from datasets.models import Dataset
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -27,6 +27,7 @@ from django.utils.dateparse import parse_datetime
 from observability.request_id import request_id_get
 from registry.models import ModelVersion
 from registry.services import model_version_register_from_training
+from registry.visibility import model_version_visible_to
 
 from jobs.images import inference_image_check
 from jobs.models import ACTIVE_STATES, REMOTE_STATES, Job, JobKind, JobState, ReconcilerStatus
@@ -64,6 +65,9 @@ def job_create_training(
         raise ValidationFailed(
             details={"fields": {"model": [f"An architecture ({', '.join(ARCHITECTURES)})."]}}
         )
+    if base_version is not None and not model_version_visible_to(user=owner, version=base_version):
+        # Another user's candidate: answered like a missing version (registry/visibility.py).
+        raise ValidationFailed(details={"fields": {"model": ["No such model version."]}})
     spec: dict[str, Any] = {
         "dataset": str(dataset.path),
         "model": base_version.fingerprint if base_version else model,
@@ -96,6 +100,8 @@ def job_create_inference(
     imgsz: int,
 ) -> Job:
     """Store the images where the GPU service can read them, then create the job."""
+    if not model_version_visible_to(user=owner, version=version):
+        raise NotFound("No such model version.")
     if not images:
         raise ValidationFailed(details={"fields": {"images": ["At least one image."]}})
     if len(images) > settings.CARRIL_INFER_MAX_IMAGES:

@@ -27,6 +27,7 @@ from jobs.models import ACTIVE_STATES, Job, JobKind, JobState
 from registry import selectors as registry_selectors
 from registry import services as registry_services
 from registry.models import ModelEvent, ModelVersion, Stage
+from registry.visibility import model_versions_visible_to
 
 T = TypeVar("T")
 
@@ -108,16 +109,16 @@ def gpus_overview(*, user: AbstractBaseUser) -> dict[str, Any]:
 # ---- registry ----
 
 
-def model_versions(*, stage: str | None = None) -> QuerySet[ModelVersion]:
-    return registry_selectors.model_versions_list(stage=stage)
+def model_versions(*, user: AbstractBaseUser, stage: str | None = None) -> QuerySet[ModelVersion]:
+    return registry_selectors.model_versions_list(user=user, stage=stage)
 
 
-def model_version(*, version_id: uuid.UUID | str) -> ModelVersion:
-    return _call(registry_selectors.model_version_get, version_id=version_id)
+def model_version(*, user: AbstractBaseUser, version_id: uuid.UUID | str) -> ModelVersion:
+    return _call(registry_selectors.model_version_get, user=user, version_id=version_id)
 
 
 def model_version_serving() -> ModelVersion | None:
-    return registry_selectors.model_versions_list(stage=Stage.SERVING).first()
+    return ModelVersion.objects.filter(stage=Stage.SERVING).first()
 
 
 def model_version_of_job(*, job: Job) -> ModelVersion | None:
@@ -125,10 +126,12 @@ def model_version_of_job(*, job: Job) -> ModelVersion | None:
     return ModelVersion.objects.filter(source_job=job).first()
 
 
-def model_events(*, limit: int = 50) -> QuerySet[ModelEvent]:
-    return ModelEvent.objects.select_related("model_version", "actor").order_by("-created_at")[
-        :limit
-    ]
+def model_events(*, user: AbstractBaseUser, limit: int = 50) -> QuerySet[ModelEvent]:
+    return (
+        ModelEvent.objects.filter(model_version__in=model_versions_visible_to(user=user))
+        .select_related("model_version", "actor")
+        .order_by("-created_at")[:limit]
+    )
 
 
 def model_version_set_stage(

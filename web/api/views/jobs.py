@@ -57,7 +57,7 @@ class TrainView(APIView):
         base_version = None
         if params["model"] not in ARCHITECTURES:
             try:
-                base_version = model_version_get(version_id=params["model"])
+                base_version = model_version_get(user=request.user, version_id=params["model"])
             except NotFound as exc:
                 raise ValidationFailed(
                     details={
@@ -95,7 +95,9 @@ class InferView(APIView):
         data = InferIn(data={**request.data.dict(), "images": request.FILES.getlist("images")})
         data.is_valid(raise_exception=True)
         params = data.validated_data
-        version = model_version_for_inference(version_id=params.get("model_version"))
+        version = model_version_for_inference(
+            user=request.user, version_id=params.get("model_version")
+        )
         job = job_create_inference(
             owner=request.user,
             version=version,

@@ -17,7 +17,7 @@ RECENT = 8
 @login_required
 @require_GET
 def infer_new(request: HttpRequest) -> HttpResponse:
-    versions = [v for v in backend.model_versions() if v.stage != "retired"]
+    versions = [v for v in backend.model_versions(user=request.user) if v.stage != "retired"]
     serving = next((v for v in versions if v.stage == "serving"), None)
     recent = backend.jobs(user=request.user, kind="infer")[:RECENT]
     return render_page(

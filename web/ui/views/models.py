@@ -20,14 +20,18 @@ STAGES = ["candidate", "serving", "retired"]
 @login_required
 @require_GET
 def model_list(request: HttpRequest) -> HttpResponse:
-    versions = [presenters.version_row(version=v) for v in backend.model_versions()]
+    versions = [
+        presenters.version_row(version=v) for v in backend.model_versions(user=request.user)
+    ]
     return render_page(
         request,
         "ui/models/list.html",
         {
             "versions": versions,
             "serving": next((v for v in versions if v["stage"] == "serving"), None),
-            "events": [presenters.event_row(event=e) for e in backend.model_events()],
+            "events": [
+                presenters.event_row(event=e) for e in backend.model_events(user=request.user)
+            ],
             "stages": STAGES,
             "placeholder_id": PLACEHOLDER_ID,
         },
@@ -38,7 +42,7 @@ def model_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def model_stage(request: HttpRequest, version_id: uuid.UUID) -> HttpResponse:
-    version = backend.model_version(version_id=version_id)
+    version = backend.model_version(user=request.user, version_id=version_id)
     try:
         backend.model_version_set_stage(
             actor=request.user,

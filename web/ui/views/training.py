@@ -20,7 +20,7 @@ def _form(request: HttpRequest) -> TrainingForm:
         "architectures": list(backend.ARCHITECTURES),
         "versions": [
             (str(v.id), f"{v.name} ({v.stage})")
-            for v in backend.model_versions()
+            for v in backend.model_versions(user=request.user)
             if v.stage != "retired"
         ],
         "max_gpus": len(gpus) or None,
@@ -43,7 +43,9 @@ def train_new(request: HttpRequest) -> HttpResponse:
                 owner=request.user,
                 dataset=backend.dataset(user=request.user, dataset_id=data["dataset"]),
                 model=data["model"],
-                base_version=backend.model_version(version_id=version_id) if version_id else None,
+                base_version=backend.model_version(user=request.user, version_id=version_id)
+                if version_id
+                else None,
                 epochs=data["epochs"],
                 imgsz=data["imgsz"],
                 batch=data["batch"],
