@@ -24,6 +24,7 @@ BACKOFF_START_S = 1.0
 BACKOFF_MAX_S = 30.0
 HEALTHY_AFTER_S = 60.0  # a process that stayed up this long starts its backoff afresh
 STOP_GRACE_S = 15.0
+DEMO_PASSWORD_FILE = "secrets/demo_password"  # noqa: S105 - a path under CARRIL_STORAGE (0600)
 
 
 def log(message: str) -> None:
@@ -42,7 +43,9 @@ def read_or_create_secret(path: Path, *, nbytes: int = 32) -> str:
     return path.read_text().strip()
 
 
-def build_environment() -> tuple[dict[str, str], str]:
+def build_environment() -> tuple[dict[str, str], str | None]:
+    """The processes' environment, and the demo password only if this call created it
+    (so it is printed once, on the first start; later starts say where it is kept)."""
     env = dict(os.environ)
     storage = Path(env.get("CARRIL_STORAGE", "var")).resolve()
     storage.mkdir(parents=True, exist_ok=True)
@@ -57,12 +60,15 @@ def build_environment() -> tuple[dict[str, str], str]:
         env["CARRIL_GPU_SERVICE_TOKEN"] = read_or_create_secret(generated / "gpu_service_token")
     if not env.get("CARRIL_SECRET_KEY"):
         env["CARRIL_SECRET_KEY"] = read_or_create_secret(generated / "django_secret_key", nbytes=48)
+    new_demo_password = None
     if not env.get("CARRIL_DEMO_PASSWORD"):
+        existed = (generated / "demo_password").exists()
         env["CARRIL_DEMO_PASSWORD"] = read_or_create_secret(generated / "demo_password", nbytes=9)
+        new_demo_password = None if existed else env["CARRIL_DEMO_PASSWORD"]
     # Django and gunicorn import the project from web/.
     paths = [str(ROOT / "web"), str(ROOT), env.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-    return env, env["CARRIL_DEMO_PASSWORD"]
+    return env, new_demo_password
 
 
 def manage(*args: str, env: dict[str, str]) -> None:
@@ -167,7 +173,10 @@ def main() -> int:
     host = env.get("CARRIL_WEB_HOST", "127.0.0.1")
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host  # noqa: S104 - display only
     log(f"Carril is up: http://{shown}:{env['CARRIL_WEB_PORT']}/")
-    log(f"sign in as demo / {demo_password}")
+    if demo_password:
+        log(f"sign in as demo / {demo_password} (shown once; kept in {DEMO_PASSWORD_FILE})")
+    elif not os.environ.get("CARRIL_DEMO_PASSWORD"):
+        log(f"sign in as demo; its password is kept in $CARRIL_STORAGE/{DEMO_PASSWORD_FILE}")
     log("Ctrl-C stops everything")
 
     while not stopping:

@@ -13,11 +13,12 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from carril_web.env import (
-    PLACEHOLDER_SECRETS,
     env_float,
     env_int,
     env_list,
     env_str,
+    private_file_create,
+    production_secret_check,
     secret_from_env_or_file,
     storage_root,
 )
@@ -49,10 +50,17 @@ CSRF_TRUSTED_ORIGINS = env_list("CARRIL_CSRF_TRUSTED_ORIGINS", default=[])
 # GPU service writes in dev), so the web app may start before the GPU service.
 CARRIL_GPU_SERVICE_URL = env_str("CARRIL_GPU_SERVICE_URL", default="http://127.0.0.1:8001")
 CARRIL_GPU_SERVICE_TIMEOUT_S = env_float("CARRIL_GPU_SERVICE_TIMEOUT_S", default=5.0)
-if PRODUCTION and env_str("CARRIL_GPU_SERVICE_TOKEN", default="").lower() in PLACEHOLDER_SECRETS:
-    raise ImproperlyConfigured(
-        "CARRIL_GPU_SERVICE_TOKEN must be set to a real secret when CARRIL_ENV=production"
+if PRODUCTION:
+    production_secret_check(
+        env_name="CARRIL_GPU_SERVICE_TOKEN", value=env_str("CARRIL_GPU_SERVICE_TOKEN", default="")
     )
+
+# /metrics: with a token, only `Authorization: Bearer <token>` reads it (Prometheus'
+# `credentials_file`). In production without one, nobody does: the published port never
+# serves metrics to anyone who asks.
+CARRIL_METRICS_TOKEN = env_str("CARRIL_METRICS_TOKEN", default="").strip()
+if PRODUCTION and CARRIL_METRICS_TOKEN:
+    production_secret_check(env_name="CARRIL_METRICS_TOKEN", value=CARRIL_METRICS_TOKEN)
 
 # Upload and dataset caps.
 CARRIL_UPLOAD_MAX_BYTES = env_int("CARRIL_UPLOAD_MAX_BYTES", default=2 * 1024**3)
@@ -128,6 +136,12 @@ DATABASES = {
         conn_max_age=60,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3" and DATABASES["default"][
+    "NAME"
+] not in ("", ":memory:"):
+    # SQLite would create the file with the process umask (often world-readable): it
+    # holds password hashes and sessions, so it is created private first.
+    private_file_create(Path(DATABASES["default"]["NAME"]))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
