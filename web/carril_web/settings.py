@@ -74,6 +74,11 @@ CARRIL_INFER_MAX_IMAGES = env_int("CARRIL_INFER_MAX_IMAGES", default=100)
 CARRIL_INFER_MAX_PIXELS = env_int("CARRIL_INFER_MAX_PIXELS", default=40_000_000)
 CARRIL_DATASET_MAX_PIXELS = env_int("CARRIL_DATASET_MAX_PIXELS", default=64_000_000)
 
+# API tokens expire this many days after they are issued.
+CARRIL_TOKEN_TTL_DAYS = env_int("CARRIL_TOKEN_TTL_DAYS", default=90)
+if CARRIL_TOKEN_TTL_DAYS < 1:
+    raise ImproperlyConfigured("CARRIL_TOKEN_TTL_DAYS must be at least 1")
+
 # The reconciler loop.
 CARRIL_RECONCILE_INTERVAL_S = env_float("CARRIL_RECONCILE_INTERVAL_S", default=2.0)
 CARRIL_DISPATCH_BACKOFF_MAX_S = env_float("CARRIL_DISPATCH_BACKOFF_MAX_S", default=60.0)
@@ -149,6 +154,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    {"NAME": "accounts.password.RevokeApiTokensOnPasswordChange"},
 ]
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from accounts.models import ApiToken
-from accounts.services import api_token_create, api_token_revoke
+from accounts.services import IssuedToken, api_token_create, api_token_obtain, api_token_revoke
 from carril_web.errors import Unauthorized
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
@@ -15,6 +15,18 @@ from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from api.serializers import TokenCreateIn, TokenObtainIn, TokenObtainOut, TokenOut
+
+
+def _issued(issued: IssuedToken) -> dict:
+    return TokenObtainOut(
+        {
+            "token": issued.secret,
+            "id": issued.token.id,
+            "prefix": issued.token.prefix,
+            "name": issued.token.name,
+            "expires_at": issued.token.expires_at,
+        }
+    ).data
 
 
 class PasswordThrottle(AnonRateThrottle):
@@ -37,10 +49,8 @@ class TokenObtainView(APIView):
         )
         if user is None or not user.is_active:
             raise Unauthorized("Wrong username or password.")
-        issued = api_token_create(user=user, name=data.validated_data.get("name", "") or "api")
-        return Response(
-            {"token": issued.secret, "id": issued.token.id, "prefix": issued.token.prefix}
-        )
+        issued = api_token_obtain(user=user, name=data.validated_data.get("name", "") or "api")
+        return Response(_issued(issued))
 
 
 class TokensView(APIView):
@@ -54,10 +64,7 @@ class TokensView(APIView):
         data = TokenCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
         issued = api_token_create(user=request.user, name=data.validated_data.get("name", ""))
-        return Response(
-            {"token": issued.secret, "id": issued.token.id, "prefix": issued.token.prefix},
-            status=status.HTTP_201_CREATED,
-        )
+        return Response(_issued(issued), status=status.HTTP_201_CREATED)
 
 
 class TokenRevokeView(APIView):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -13,11 +16,18 @@ from ui import backend
 from ui.pages import render_page
 
 
-def _render(request: HttpRequest, *, secret: str | None = None) -> HttpResponse:
+def _render(
+    request: HttpRequest, *, secret: str | None = None, new_token: Any = None
+) -> HttpResponse:
     return render_page(
         request,
         "ui/account.html",
-        {"tokens": backend.api_tokens(user=request.user), "new_secret": secret},
+        {
+            "tokens": backend.api_tokens(user=request.user),
+            "new_secret": secret,
+            "new_token": new_token,
+            "token_ttl_days": settings.CARRIL_TOKEN_TTL_DAYS,
+        },
         section="account",
     )
 
@@ -33,8 +43,8 @@ def account(request: HttpRequest) -> HttpResponse:
 @never_cache
 def token_create(request: HttpRequest) -> HttpResponse:
     # Rendered, not redirected: the secret exists only in this one response.
-    _, secret = backend.api_token_create(user=request.user, name=request.POST.get("name", ""))
-    return _render(request, secret=secret)
+    token, secret = backend.api_token_create(user=request.user, name=request.POST.get("name", ""))
+    return _render(request, secret=secret, new_token=token)
 
 
 @login_required
