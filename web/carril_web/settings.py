@@ -7,6 +7,7 @@ must come from the environment, cookies are Secure, DEBUG is off.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -79,6 +80,19 @@ CARRIL_TOKEN_TTL_DAYS = env_int("CARRIL_TOKEN_TTL_DAYS", default=90)
 if CARRIL_TOKEN_TTL_DAYS < 1:
     raise ImproperlyConfigured("CARRIL_TOKEN_TTL_DAYS must be at least 1")
 
+# Failed sign-ins (UI, admin, API token endpoint), counted in the database by
+# django-axes per username and per client address (accounts/throttling.py, ADR 0024).
+CARRIL_LOGIN_FAILURE_LIMIT = env_int("CARRIL_LOGIN_FAILURE_LIMIT", default=10)
+CARRIL_LOGIN_COOLOFF_S = env_int("CARRIL_LOGIN_COOLOFF_S", default=900)
+# How many reverse proxies in front append to X-Forwarded-For (1 behind the Compose TLS
+# proxy); 0 counts failures against the connection's address and ignores the header.
+CARRIL_TRUSTED_PROXIES = env_int("CARRIL_TRUSTED_PROXIES", default=0)
+if CARRIL_LOGIN_FAILURE_LIMIT < 1 or CARRIL_LOGIN_COOLOFF_S < 1 or CARRIL_TRUSTED_PROXIES < 0:
+    raise ImproperlyConfigured(
+        "CARRIL_LOGIN_FAILURE_LIMIT and CARRIL_LOGIN_COOLOFF_S must be at least 1, "
+        "CARRIL_TRUSTED_PROXIES at least 0"
+    )
+
 # The reconciler loop.
 CARRIL_RECONCILE_INTERVAL_S = env_float("CARRIL_RECONCILE_INTERVAL_S", default=2.0)
 CARRIL_DISPATCH_BACKOFF_MAX_S = env_float("CARRIL_DISPATCH_BACKOFF_MAX_S", default=60.0)
@@ -91,6 +105,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "axes",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -114,6 +129,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as axes asks: it turns a sign-in it refused into the throttled response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "carril_web.urls"
@@ -156,6 +173,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
     {"NAME": "accounts.password.RevokeApiTokensOnPasswordChange"},
 ]
+AUTHENTICATION_BACKENDS = [
+    "accounts.throttling.RequestOnlyAxesBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = CARRIL_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(seconds=CARRIL_LOGIN_COOLOFF_S)
+# Either count reaching the limit throttles: one account guessed from many addresses,
+# or many accounts guessed from one address.
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "accounts.throttling.client_address"
+AXES_LOCKOUT_CALLABLE = "accounts.throttling.throttled_response"
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # successful sign-ins are not an audit trail we keep here
+AXES_HTTP_RESPONSE_CODE = 429
+
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from accounts.models import ApiToken
 from accounts.services import IssuedToken, api_token_create, api_token_obtain, api_token_revoke
+from accounts.throttling import sign_in_succeeded
 from carril_web.errors import Unauthorized
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
@@ -11,7 +12,6 @@ from rest_framework import status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from api.serializers import TokenCreateIn, TokenObtainIn, TokenObtainOut, TokenOut
@@ -29,14 +29,11 @@ def _issued(issued: IssuedToken) -> dict:
     ).data
 
 
-class PasswordThrottle(AnonRateThrottle):
-    rate = "20/min"
-
-
 class TokenObtainView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    throttle_classes = [PasswordThrottle]
+    # Failed passwords are throttled per username and client address by django-axes,
+    # counted in the database for every process (accounts/throttling.py).
 
     @extend_schema(request=TokenObtainIn, responses={200: TokenObtainOut}, auth=[])
     def post(self, request: Request) -> Response:
@@ -49,6 +46,7 @@ class TokenObtainView(APIView):
         )
         if user is None or not user.is_active:
             raise Unauthorized("Wrong username or password.")
+        sign_in_succeeded(request=request._request, user=user)
         issued = api_token_obtain(user=user, name=data.validated_data.get("name", "") or "api")
         return Response(_issued(issued))
 
