@@ -65,6 +65,17 @@ class DatasetOut(serializers.Serializer):
     report = serializers.DictField()
     size_bytes = serializers.IntegerField()
     created_at = serializers.DateTimeField()
+    state = serializers.ChoiceField(
+        choices=["validating", "ready", "invalid"],
+        help_text="`validating` after the upload; then `ready`, or `invalid` with `report`",
+    )
+    progress = serializers.DictField(
+        help_text="while validating: {stage: queued|extracting|checking, done, total}"
+    )
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, dataset) -> str:
+        return f"/api/v1/datasets/{dataset.id}/"
 
 
 class DatasetSampleOut(serializers.Serializer):

@@ -70,6 +70,8 @@ CARRIL_DATASET_MAX_UNCOMPRESSED_BYTES = env_int(
 )
 CARRIL_DATASET_MAX_FILES = env_int("CARRIL_DATASET_MAX_FILES", default=200_000)
 CARRIL_DATASET_MAX_RATIO = env_float("CARRIL_DATASET_MAX_RATIO", default=200.0)
+# Threads per web process that validate received datasets (ADR 0025).
+CARRIL_DATASET_VALIDATION_THREADS = max(1, env_int("CARRIL_DATASET_VALIDATION_THREADS", default=1))
 CARRIL_INFER_MAX_IMAGES = env_int("CARRIL_INFER_MAX_IMAGES", default=100)
 # Pixel caps, checked from each image's header before anything decodes it.
 CARRIL_INFER_MAX_PIXELS = env_int("CARRIL_INFER_MAX_PIXELS", default=40_000_000)

@@ -5,6 +5,7 @@ in range and four finite coordinates in [0, 1]."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,9 +65,17 @@ def _names(raw: Any) -> list[str] | None:
 
 
 def splits_validate(
-    *, found: FoundSplits, classes: list[str], report: Report, max_pixels: int
+    *,
+    found: FoundSplits,
+    classes: list[str],
+    report: Report,
+    max_pixels: int,
+    progress: Callable[[int, int], None] | None = None,
 ) -> None:
+    """Check every sample; `progress(done, total)` is called after each image."""
     report.auto_split = found.auto_split
+    total = sum(len(found.splits.get(split, [])) for split in ("train", "val", "test"))
+    done = 0
     for orphan in found.orphan_labels:
         report.warn(code="label_without_image", message="label file with no image", file=orphan)
     for split in ("train", "val", "test"):
@@ -77,6 +86,9 @@ def splits_validate(
         for sample in found.splits[split]:
             counts.images += 1
             _image_check(sample.image, rel=sample.rel_image, report=report, max_pixels=max_pixels)
+            done += 1
+            if progress is not None:
+                progress(done, total)
             if sample.label is None:
                 counts.background_images += 1
                 continue

@@ -61,6 +61,10 @@ def job_create_training(
     `model` is an architecture name; with `base_version`, the training fine-tunes that
     version and the GPU service gets its fingerprint instead.
     """
+    if dataset.state != "ready":
+        raise ValidationFailed(
+            details={"fields": {"dataset": [f"The dataset is {dataset.state}; it must be ready."]}}
+        )
     if base_version is None and model not in ARCHITECTURES:
         raise ValidationFailed(
             details={"fields": {"model": [f"An architecture ({', '.join(ARCHITECTURES)})."]}}

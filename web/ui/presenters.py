@@ -24,6 +24,7 @@ def dataset_row(*, dataset: Any) -> dict[str, Any]:
         "instances": totals.get("instances", sum(s.get("instances", 0) for s in splits.values())),
         "created_at": dataset.created_at,
         "owner": getattr(dataset, "owner", ""),
+        "state": getattr(dataset, "state", "ready"),
     }
 
 

@@ -111,7 +111,13 @@ def test_a_large_upload_does_not_grow_the_workers_memory(tmp_path):
                 files={"file": handle},
                 timeout=300,
             )
-        assert response.status_code == 400  # no data.yaml: refused, after streaming it all
+        assert response.status_code == 202  # received; validated by a background thread
+        url = f"{base}{response.json()['url']}"
+        deadline = time.monotonic() + 300
+        while (dataset := httpx.get(url, headers=headers).json())["state"] == "validating":
+            assert time.monotonic() < deadline, dataset
+            time.sleep(0.5)
+        assert dataset["state"] == "invalid"  # no data.yaml: refused, after streaming it all
         grown_mib = (peak_rss_kib(worker) - before) / 1024
         assert grown_mib < UPLOAD_MIB / 4, f"worker peak memory grew {grown_mib:.0f} MiB"
         assert not any((tmp_path / "storage" / "uploads" / "tmp").iterdir())

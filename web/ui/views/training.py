@@ -16,7 +16,9 @@ from ui.pages import render_page
 def _form(request: HttpRequest) -> TrainingForm:
     gpus = backend.gpus_overview(user=request.user).get("gpus") or []
     kwargs = {
-        "datasets": [(str(d.id), d.name) for d in backend.datasets(user=request.user)],
+        "datasets": [
+            (str(d.id), d.name) for d in backend.datasets(user=request.user) if d.state == "ready"
+        ],
         "architectures": list(backend.ARCHITECTURES),
         "versions": [
             (str(v.id), f"{v.name} ({v.stage})")
