@@ -38,9 +38,11 @@ def _address(value: str) -> str | None:
         return None
 
 
-def client_address(request: HttpRequest) -> str:
-    """The address failed sign-ins are counted against (AXES_CLIENT_IP_CALLABLE)."""
-    connection = request.META.get("REMOTE_ADDR", "") or "unknown"
+def client_address(request: HttpRequest) -> str | None:
+    """The address failed sign-ins are counted against (AXES_CLIENT_IP_CALLABLE); None
+    when there is none (a unix socket, an in-process `force_login`): then only the
+    username is counted."""
+    connection = _address(request.META.get("REMOTE_ADDR", "") or "")
     proxies = settings.CARRIL_TRUSTED_PROXIES
     if proxies <= 0:
         return connection
