@@ -23,7 +23,7 @@ from tests.web.factories import dataset_for, model_version
 storage = web.storage
 owner, other, admin, staff = web.owner, web.other, web.admin, web.staff
 fake_gpu = web.fake_gpu
-owner_api, admin_api = web.owner_api, web.admin_api
+owner_api, admin_api, other_api = web.owner_api, web.admin_api, web.other_api
 
 
 @pytest.fixture(autouse=True)

@@ -213,3 +213,10 @@ def test_a_web_process_resumes_a_validation_its_predecessor_did_not_finish(tmp_p
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_another_users_validating_dataset_answers_404(owner_api, other_api, tmp_path) -> None:
+    body = _post(owner_api, z.good_zip(tmp_path / "good.zip")).json()
+    assert other_api.get(body["url"]).status_code == 404
+    assert other_api.delete(body["url"]).status_code == 404
+    assert owner_api.get(body["url"]).json()["state"] == "validating"
