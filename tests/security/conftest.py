@@ -87,6 +87,10 @@ def world(owner: User, storage: Path) -> World:
     ModelVersion.objects.filter(id__in=[trained.id, retired.id]).update(
         source="training", source_job=training
     )
+    weights = storage / "weights"  # the registry's store, by fingerprint (ADR 0006)
+    weights.mkdir(parents=True, exist_ok=True)
+    for fingerprint in (version.fingerprint, trained.fingerprint, retired.fingerprint):
+        (weights / f"{fingerprint}.pt").write_bytes(b"weights")
     token = api_token_create(user=owner, name="laptop")
     return World(
         owner=owner,

@@ -200,6 +200,18 @@ PAGE_ROUTES = [
     ),
     Route("ui:infer_new", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
     Route("ui:models", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
+    # A version's page and its weights: another user's candidate or retired version is a
+    # 404, like a missing one (registry/visibility.py); an imported one is everyone's.
+    Route(
+        "ui:model_version", "get", signed_in_everyone(200, anonymous=SIGN_IN), version_kw, api=False
+    ),
+    Route("ui:model_version", "get", tenant(200, anonymous=SIGN_IN), trained_kw, api=False),
+    Route("ui:model_version", "get", tenant(200, anonymous=SIGN_IN), retired_kw, api=False),
+    Route(
+        "ui:model_weights", "get", signed_in_everyone(200, anonymous=SIGN_IN), version_kw, api=False
+    ),
+    Route("ui:model_weights", "get", tenant(200, anonymous=SIGN_IN), trained_kw, api=False),
+    Route("ui:model_weights", "get", tenant(200, anonymous=SIGN_IN), retired_kw, api=False),
     Route("ui:account", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
     Route(
         "ui:token_create",
