@@ -72,6 +72,13 @@ class DatasetInvalid(CarrilWebError):
     status = 400
 
 
+class ImageTooLarge(CarrilWebError):
+    """An image has more pixels than this server accepts."""
+
+    code = "IMAGE_TOO_LARGE"
+    status = 400
+
+
 class WeightsRejected(CarrilWebError):
     """The weights file is not a loadable, safe ultralytics checkpoint."""
 
@@ -130,6 +137,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
         NotFound,
         Conflict,
         DatasetInvalid,
+        ImageTooLarge,
         WeightsRejected,
         NoServingModel,
         GpuServiceUnavailable,
