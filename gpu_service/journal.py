@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,8 @@ class Job:
     finished_at: float | None
     heartbeat_at: float | None
     request_id: str | None
+    # One record per attempt that held lanes (gpu_service.accounting), in attempt order.
+    usage: list[dict[str, Any]] = field(default_factory=list)
 
 
 _SCHEMA = """
@@ -81,7 +83,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     started_at REAL,
     finished_at REAL,
     heartbeat_at REAL,
-    request_id TEXT
+    request_id TEXT,
+    usage TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state, priority, submitted_at);
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (finished_at);
@@ -94,7 +97,15 @@ CREATE TABLE IF NOT EXISTS workers (
 );
 """
 
-_JSON_COLUMNS = ("spec", "gpu_ids_requested", "gpu_ids", "simulate", "progress", "metrics")
+_JSON_COLUMNS = (
+    "spec",
+    "gpu_ids_requested",
+    "gpu_ids",
+    "simulate",
+    "progress",
+    "metrics",
+    "usage",
+)
 
 
 _JOB_FIELDS = frozenset(Job.__dataclass_fields__)
@@ -127,7 +138,14 @@ class Journal:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(_SCHEMA)
+        self._add_usage_column()
         self._adopt_client_ids(jobs_dir=path.parent / "jobs")
+
+    def _add_usage_column(self) -> None:
+        """Journals from before issue 16 have no usage column: add it, empty."""
+        columns = {row["name"] for row in self._db.execute("PRAGMA table_info(jobs)")}
+        if "usage" not in columns:
+            self._db.execute("ALTER TABLE jobs ADD COLUMN usage TEXT NOT NULL DEFAULT '[]'")
 
     def _adopt_client_ids(self, *, jobs_dir: Path) -> None:
         """Journals from before issue 11 named jobs by a generated id and kept the web's
@@ -363,6 +381,24 @@ class Journal:
         return self._transition(
             job_id=job_id, from_states=ACTIVE, sets={"metrics": json.dumps(metrics)}
         )
+
+    def job_usage_add(self, *, job_id: str, usage: dict[str, Any]) -> bool:
+        """Append one attempt's usage (while the job still holds its lanes); an attempt
+        already recorded is not recorded twice."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT usage, state FROM jobs WHERE id = ?", (job_id,)
+            ).fetchall()
+            if not rows or JobState(rows[0]["state"]) not in ACTIVE:
+                return False
+            recorded = json.loads(rows[0]["usage"])
+            if any(item["attempt"] == usage["attempt"] for item in recorded):
+                return False
+            self._db.execute(
+                "UPDATE jobs SET usage = ? WHERE id = ?",
+                (json.dumps([*recorded, usage]), job_id),
+            )
+            return True
 
     # ---- housekeeping ------------------------------------------------------------
 

@@ -40,6 +40,8 @@ class Settings(BaseSettings):
     cancel_grace_s: float = Field(10.0, ge=0)
     max_attempts: int = Field(3, ge=1)
     journal_retention_days: float = Field(30.0, gt=0)
+    # Declared power per GPU for the energy of jobs where none is measured (issue 16).
+    modelled_gpu_watts: float = Field(300.0, ge=0)
     infer_cache_size: int = Field(2, ge=1)
     # Workers run at this niceness (0-19) so the API is scheduled before their compute.
     worker_nice: int = Field(10, ge=0, le=19)

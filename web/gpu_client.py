@@ -88,6 +88,7 @@ def job_status_read(data: Any) -> JobStatus:
         finished_at=data.get("finished_at"),
         heartbeat_at=data.get("heartbeat_at"),
         request_id=data.get("request_id"),
+        usage=data.get("usage") or [],
     )
 
 

@@ -49,6 +49,10 @@ def job_public(job: Job) -> JobPublic:
         finished_at=_when(job.finished_at),
         heartbeat_at=_when(job.heartbeat_at),
         request_id=job.request_id,
+        usage=[
+            {**used, "held_from": _when(used["held_from"]), "held_until": _when(used["held_until"])}
+            for used in job.usage
+        ],
     )
 
 

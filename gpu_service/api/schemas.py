@@ -70,6 +70,16 @@ class ErrorEnvelope(BaseModel):
     error: ErrorBody
 
 
+class AttemptUsagePublic(BaseModel):
+    attempt: int
+    gpus: int
+    held_from: datetime
+    held_until: datetime
+    gpu_seconds: float
+    energy_wh: float
+    energy_source: Literal["measured", "modelled"]
+
+
 class JobPublic(BaseModel):
     id: str
     kind: KindName
@@ -91,6 +101,8 @@ class JobPublic(BaseModel):
     finished_at: datetime | None
     heartbeat_at: datetime | None
     request_id: str | None
+    # One per attempt that held lanes: GPUs x wall time, and energy (issue 16).
+    usage: list[AttemptUsagePublic] = Field(default_factory=list)
 
 
 class JobsPublic(BaseModel):
