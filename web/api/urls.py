@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from api.views import auth, datasets, gpus, jobs, models
+from api.views import auth, datasets, gpus, jobs, models, usage
 
 app_name = "api"
 
@@ -43,4 +43,5 @@ urlpatterns = [
         name="job-artifact",
     ),
     path("gpus/", gpus.GpusView.as_view(), name="gpus"),
+    path("usage/", usage.UsageView.as_view(), name="usage"),
 ]

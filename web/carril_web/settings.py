@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "datasets",
     "registry",
     "jobs",
+    "usage",
     "api",
     "observability",
     "ui",

@@ -30,6 +30,7 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from registry.services import model_version_register_from_training
+from usage.services import usage_record
 
 from gpu_service.contract import TERMINAL_STATES as REMOTE_TERMINAL_STATES
 from gpu_service.contract import JobStatus
@@ -83,6 +84,7 @@ def job_apply_remote(*, job_id: uuid.UUID | str, record: JobStatus) -> bool:
             .exclude(state=JobState.SUBMITTED, dispatched_at__isnull=True)
             .update(**fields)
         )
+        usage_record(job_id=job_id, usage=record.get("usage") or [])
         if changed and state == JobState.SUCCEEDED and job.kind == JobKind.TRAIN:
             job.refresh_from_db()
             model_version_register_from_training(job=job)

@@ -14,6 +14,7 @@ from ui.views import (
     model_version,
     models,
     training,
+    usage,
 )
 
 app_name = "ui"
@@ -46,4 +47,5 @@ urlpatterns = [
     path("models/<uuid:version_id>/", model_version.model_version_detail, name="model_version"),
     path("models/<uuid:version_id>/weights.pt", model_version.model_weights, name="model_weights"),
     path("models/<uuid:version_id>/stage/", models.model_stage, name="model_stage"),
+    path("usage/", usage.usage_page, name="usage"),
 ]
