@@ -60,6 +60,7 @@ class Job:
     request_id: str | None
     # One record per attempt that held lanes (gpu_service.accounting), in attempt order.
     usage: list[dict[str, Any]] = field(default_factory=list)
+    fair_share_rank: float = 0.0  # the client's; lower goes first among equal priorities
 
 
 _SCHEMA = """
@@ -84,7 +85,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     finished_at REAL,
     heartbeat_at REAL,
     request_id TEXT,
-    usage TEXT NOT NULL DEFAULT '[]'
+    usage TEXT NOT NULL DEFAULT '[]',
+    fair_share_rank REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state, priority, submitted_at);
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (finished_at);
@@ -142,10 +144,12 @@ class Journal:
         self._adopt_client_ids(jobs_dir=path.parent / "jobs")
 
     def _add_usage_column(self) -> None:
-        """Journals from before issue 16 have no usage column: add it, empty."""
+        """Journals from before issue 16 lack its columns: add them, empty."""
         columns = {row["name"] for row in self._db.execute("PRAGMA table_info(jobs)")}
         if "usage" not in columns:
             self._db.execute("ALTER TABLE jobs ADD COLUMN usage TEXT NOT NULL DEFAULT '[]'")
+        if "fair_share_rank" not in columns:
+            self._db.execute("ALTER TABLE jobs ADD COLUMN fair_share_rank REAL NOT NULL DEFAULT 0")
 
     def _adopt_client_ids(self, *, jobs_dir: Path) -> None:
         """Journals from before issue 11 named jobs by a generated id and kept the web's
@@ -240,6 +244,7 @@ class Journal:
         simulate: dict[str, Any] | None = None,
         request_id: str | None = None,
         now: float | None = None,
+        fair_share_rank: float = 0.0,
     ) -> tuple[Job, bool]:
         """Record a queued job under `job_id` (generated when None). With a known id,
         return that job and False: the job id is the idempotency key."""
@@ -248,7 +253,7 @@ class Journal:
             self._write(
                 "INSERT INTO jobs (id, kind, spec, priority, state,"
                 " gpus_requested, gpu_ids_requested, memory_estimate_mib, simulate,"
-                " submitted_at, request_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                " submitted_at, request_id, fair_share_rank) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     job_id,
                     kind,
@@ -261,6 +266,7 @@ class Journal:
                     json.dumps(simulate) if simulate is not None else None,
                     now if now is not None else time.time(),
                     request_id,
+                    fair_share_rank,
                 ),
             )
         except sqlite3.IntegrityError:

@@ -71,6 +71,7 @@ class Submission:
     job_id: str | None = None
     memory_estimate_mib: int | None = None
     simulate: dict[str, Any] | None = None
+    fair_share_rank: float = 0.0  # lower first among equal priorities (ADR 0035)
 
 
 def request_of(job: Job) -> Request:
@@ -82,6 +83,7 @@ def request_of(job: Job) -> Request:
         priority=job.priority,
         submitted_at=job.submitted_at,
         memory_mib=job.memory_estimate_mib,
+        fair_share_rank=job.fair_share_rank,
     )
 
 
@@ -238,6 +240,7 @@ class JobManager:
             job_id=submission.job_id,
             simulate=submission.simulate,
             request_id=request_id,
+            fair_share_rank=submission.fair_share_rank,
         )
         if created:
             with job_logged(job.id):

@@ -22,6 +22,7 @@ def submission_of(body: JobSubmit) -> Submission:
         job_id=body.job_id,
         memory_estimate_mib=body.memory_estimate_mib,
         simulate=body.simulate.model_dump(mode="json") if body.simulate else None,
+        fair_share_rank=body.fair_share_rank,
     )
 
 

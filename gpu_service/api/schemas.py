@@ -44,6 +44,13 @@ class JobSubmit(BaseModel):
     )
     memory_estimate_mib: int | None = Field(None, ge=0, le=10_000_000)
     simulate: SimulatedFaults | None = None
+    fair_share_rank: float = Field(
+        0.0,
+        ge=0,
+        le=1e12,
+        description="among equal priorities, lower runs first (the web sends the owner's "
+        "GPU-hours this week); waiting past the starvation bound overrides it",
+    )
 
     @model_validator(mode="after")
     def _one_way_to_ask_for_gpus(self) -> JobSubmit:
