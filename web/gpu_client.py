@@ -138,6 +138,7 @@ class GpuClient:
         gpus: int | None = None,
         priority: int = 0,
         request_id: str | None = None,
+        fair_share_rank: float = 0.0,
     ) -> JobAccepted:
         """Submit a job under the web's own id, which the GPU service takes as its id."""
         body: dict[str, Any] = {
@@ -145,6 +146,7 @@ class GpuClient:
             "kind": kind,
             "spec": spec,
             "priority": priority,
+            "fair_share_rank": fair_share_rank,
         }
         if gpus is not None:
             body["gpus"] = gpus

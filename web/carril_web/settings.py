@@ -63,6 +63,11 @@ CARRIL_DATASET_MAX_FILES = env_int("CARRIL_DATASET_MAX_FILES", default=200_000)
 CARRIL_DATASET_MAX_RATIO = env_float("CARRIL_DATASET_MAX_RATIO", default=200.0)
 CARRIL_INFER_MAX_IMAGES = env_int("CARRIL_INFER_MAX_IMAGES", default=100)
 
+# Per-user quotas (issue 16); 0 is no limit. Administrators override them per user.
+CARRIL_QUOTA_MAX_GPUS = env_int("CARRIL_QUOTA_MAX_GPUS", default=0)
+CARRIL_QUOTA_GPU_HOURS_PER_MONTH = env_float("CARRIL_QUOTA_GPU_HOURS_PER_MONTH", default=0.0)
+CARRIL_QUOTA_STORAGE_BYTES = env_int("CARRIL_QUOTA_STORAGE_BYTES", default=0)
+
 # The reconciler loop.
 CARRIL_RECONCILE_INTERVAL_S = env_float("CARRIL_RECONCILE_INTERVAL_S", default=2.0)
 CARRIL_DISPATCH_BACKOFF_MAX_S = env_float("CARRIL_DISPATCH_BACKOFF_MAX_S", default=60.0)

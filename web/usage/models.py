@@ -28,3 +28,25 @@ class AttemptUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_id} attempt {self.attempt}: {self.gpu_seconds:.0f} GPU-s"
+
+
+class UserQuota(models.Model):
+    """An administrator's overrides for one user. A blank limit takes the default from
+    settings (see jobs/quotas.py); 0 is no limit. Written through the API or Django admin."""
+
+    user = models.OneToOneField(
+        "auth.User", on_delete=models.CASCADE, related_name="quota", primary_key=True
+    )
+    max_gpus = models.PositiveIntegerField(
+        null=True, blank=True, help_text="GPUs its queued and running jobs may hold at once"
+    )
+    gpu_hours_per_month = models.FloatField(null=True, blank=True)
+    storage_bytes = models.BigIntegerField(
+        null=True, blank=True, help_text="datasets, job folders and weights"
+    )
+    priority = models.IntegerField(
+        default=0, help_text="sent with each job; higher runs first (-100..100)"
+    )
+
+    def __str__(self) -> str:
+        return f"quota of {self.user}"
