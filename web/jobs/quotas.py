@@ -23,6 +23,7 @@ from carril_web.errors import QuotaExceeded
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Sum
+from retention.policy import tree_bytes
 from usage.models import UserQuota
 from usage.selectors import Month, usage_rows
 
@@ -83,23 +84,13 @@ def storage_bytes_of(user) -> int:
     root = Path(settings.CARRIL_STORAGE)
     total = Dataset.objects.filter(owner=user).aggregate(s=Sum("size_bytes"))["s"] or 0
     for job_id in Job.objects.filter(owner=user).values_list("id", flat=True):
-        total += _tree_bytes(root / "jobs" / str(job_id))
-        total += _tree_bytes(root / "uploads" / "infer" / str(job_id))
+        total += tree_bytes(root / "jobs" / str(job_id))
+        total += tree_bytes(root / "uploads" / "infer" / str(job_id))
     for fingerprint in ModelVersion.objects.filter(source_job__owner=user).values_list(
         "fingerprint", flat=True
     ):
-        total += _tree_bytes(root / "weights" / f"{fingerprint}.pt")
+        total += tree_bytes(root / "weights" / f"{fingerprint}.pt")
     return total
-
-
-def _tree_bytes(path: Path) -> int:
-    if path.is_symlink():
-        return 0
-    if path.is_file():
-        return path.stat().st_size
-    if not path.is_dir():
-        return 0
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 def quota_check(*, owner, gpus: int) -> None:

@@ -13,6 +13,7 @@ from ui.views import (
     jobs,
     model_version,
     models,
+    storage,
     training,
     usage,
 )
@@ -48,4 +49,5 @@ urlpatterns = [
     path("models/<uuid:version_id>/weights.pt", model_version.model_weights, name="model_weights"),
     path("models/<uuid:version_id>/stage/", models.model_stage, name="model_stage"),
     path("usage/", usage.usage_page, name="usage"),
+    path("storage/", storage.storage_page, name="storage"),
 ]

@@ -249,7 +249,7 @@ def test_every_page_is_clean_under_axe_in_every_state(
     audit.check(page, "account new token")
 
 
-def test_the_usage_page_and_its_charts_are_clean_under_axe(
+def test_the_usage_and_storage_pages_are_clean_under_axe(
     open_page: Callable[..., Any], audit: AxeAudit, admin: User, everything: dict[str, Any]
 ) -> None:
     from usage.models import AttemptUsage
@@ -275,6 +275,10 @@ def test_the_usage_page_and_its_charts_are_clean_under_axe(
     page.context.close()
     page = open_page("/usage/?month=not-a-month", user=admin)
     audit.check(page, "usage refused month")
+    page.context.close()
+    page = open_page("/storage/", user=admin)
+    audit.check(page, "storage")
+    _shot(page, "storage")
 
 
 def test_the_job_page_names_its_progress_and_lets_the_keyboard_scroll_its_log(
