@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "jobs",
     "usage",
     "retention",
+    "cost",
     "api",
     "observability",
     "ui",

@@ -7,6 +7,7 @@ from django.urls import path
 from ui.views import (
     account,
     auth,
+    cost,
     dashboard,
     datasets,
     inference,
@@ -50,4 +51,5 @@ urlpatterns = [
     path("models/<uuid:version_id>/stage/", models.model_stage, name="model_stage"),
     path("usage/", usage.usage_page, name="usage"),
     path("storage/", storage.storage_page, name="storage"),
+    path("cost/", cost.cost_page, name="cost"),
 ]

@@ -192,6 +192,7 @@ def test_every_page_is_clean_under_axe_when_there_is_nothing_yet(
         "/jobs/",
         "/models/",
         "/usage/",
+        "/cost/",
         "/account/",
     ):
         page = open_page(path, user=owner)
@@ -249,7 +250,7 @@ def test_every_page_is_clean_under_axe_in_every_state(
     audit.check(page, "account new token")
 
 
-def test_the_usage_and_storage_pages_are_clean_under_axe(
+def test_the_usage_storage_and_cost_pages_are_clean_under_axe(
     open_page: Callable[..., Any], audit: AxeAudit, admin: User, everything: dict[str, Any]
 ) -> None:
     from usage.models import AttemptUsage
@@ -279,6 +280,12 @@ def test_the_usage_and_storage_pages_are_clean_under_axe(
     page = open_page("/storage/", user=admin)
     audit.check(page, "storage")
     _shot(page, "storage")
+    page.context.close()
+    page = open_page("/cost/?gpu_hours_per_month=300", user=admin)
+    page.wait_for_selector("[data-testid=cost-chart] .uplot")
+    audit.check(page, "cost")
+    assert page.script_errors == []
+    _shot(page, "cost")
 
 
 def test_the_job_page_names_its_progress_and_lets_the_keyboard_scroll_its_log(
