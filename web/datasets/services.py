@@ -19,6 +19,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from jobs.models import ACTIVE_STATES
+from jobs.quotas import storage_quota_check
 
 from datasets.extraction import ArchiveRefused, ExtractionLimits, archive_extract, remove_tree
 from datasets.layout import data_yaml_find, splits_find, splits_store
@@ -50,6 +51,7 @@ def dataset_create_from_upload(
     name = name.strip()
     if not name:
         raise ValidationFailed(details={"fields": {"name": ["This field is required."]}})
+    storage_quota_check(owner=owner, adding_bytes=upload.size or 0)  # 429 QUOTA_EXCEEDED
     dataset_id = uuid.uuid4()
     work = datasets_root() / f".incoming-{dataset_id}"
     final = datasets_root() / str(dataset_id)

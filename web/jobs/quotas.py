@@ -111,10 +111,25 @@ def quota_check(*, owner, gpus: int) -> None:
                 usage=round(used, 4),
                 unit="GPU-hours",
             )
-    if limits.storage_bytes:
-        stored = storage_bytes_of(owner)
-        if stored >= limits.storage_bytes:
-            _refuse("storage_bytes", limit=limits.storage_bytes, usage=stored, unit="bytes")
+    storage_quota_check(owner=owner, adding_bytes=0, limits=limits)
+
+
+def storage_quota_check(*, owner, adding_bytes: int, limits: Limits | None = None) -> None:
+    """Refuse what would take the owner's storage past its limit (a new job once it is
+    reached; a dataset upload whose bytes would pass it)."""
+    limits = limits or limits_of(owner)
+    if not limits.storage_bytes:
+        return
+    stored = storage_bytes_of(owner)
+    if stored + adding_bytes > limits.storage_bytes or stored >= limits.storage_bytes:
+        requested = adding_bytes or None
+        _refuse(
+            "storage_bytes",
+            limit=limits.storage_bytes,
+            usage=stored,
+            unit="bytes",
+            requested=requested,
+        )
 
 
 def _refuse(quota: str, *, limit: Any, usage: Any, unit: str, requested: Any = None) -> None:

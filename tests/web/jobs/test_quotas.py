@@ -4,11 +4,15 @@ owner's priority and week's GPU-hours sent with each job."""
 
 from __future__ import annotations
 
+import tempfile
 from datetime import UTC, datetime
+from pathlib import Path
 
+from datasets.models import Dataset
 from jobs.models import Job
 from usage.models import AttemptUsage, UserQuota
 
+from tests.web import dataset_zips as z
 from tests.web.api.test_api_jobs import train_body
 from tests.web.factories import dataset_for
 from tests.web.jobs.test_reconciler import delivered_job
@@ -159,3 +163,18 @@ def test_the_training_form_says_which_quota_refused_it(settings, owner, client):
     assert page.status_code == 400
     assert "max_gpus" in page.content.decode()
     assert not Job.objects.exists()
+
+
+def test_a_dataset_upload_that_would_pass_the_storage_quota_is_refused(settings, owner_api):
+    settings.CARRIL_QUOTA_STORAGE_BYTES = 100
+    with tempfile.TemporaryDirectory() as folder:
+        archive = z.good_zip(Path(folder) / "d.zip")
+        with archive.open("rb") as fh:
+            refused = owner_api.post(
+                "/api/v1/datasets/", {"name": "big", "file": fh}, format="multipart"
+            )
+    assert refused.status_code == 429
+    details = refused.json()["error"]["details"]
+    assert (details["quota"], details["limit"], details["usage"]) == ("storage_bytes", 100, 0)
+    assert details["requested"] > 100
+    assert not Dataset.objects.exists()
