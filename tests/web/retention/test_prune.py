@@ -201,3 +201,15 @@ def test_the_storage_page_shows_usage_by_user_and_kind_and_the_next_prune(
         "weights",
     }
     assert "retired-weights" in page.content.decode()
+
+
+def test_the_reconcilers_loop_prunes_at_its_start(world, fake_gpu, monkeypatch):
+    import gpu_client
+    from jobs.reconciler import Reconciler
+
+    monkeypatch.setattr(gpu_client, "client_build", fake_gpu.client)
+    for active in Job.objects.filter(state__in=["queued", "running"]):
+        fake_gpu.jobs[str(active.id)] = {"id": str(active.id), "state": active.state}
+    Reconciler(interval_s=1.0).run(once=True)
+    assert not any(path.exists() for path in world["gone"])
+    assert [path for path in world["kept"] if not path.exists()] == []
