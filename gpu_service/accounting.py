@@ -73,6 +73,7 @@ def attempt_usage(
     held_until: float,
     measured_wh: float | None,
     modelled_watts: float,
+    gpu_model: str = "",
 ) -> dict[str, Any]:
     """One attempt's record as the journal keeps it (times as epoch seconds)."""
     held_until = max(held_until, held_from)
@@ -89,4 +90,5 @@ def attempt_usage(
         "gpu_seconds": round(gpu_seconds, 6),
         "energy_wh": round(energy_wh, 6),
         "energy_source": source,
+        "gpu_model": gpu_model,  # the GPUs' name as the runtime reports it
     }

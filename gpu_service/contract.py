@@ -189,6 +189,7 @@ class AttemptUsage(TypedDict):
     gpu_seconds: float
     energy_wh: float
     energy_source: Literal["measured", "modelled"]
+    gpu_model: NotRequired[str]  # the GPUs' name, as the runtime reports it
 
 
 class JobStatus(TypedDict):

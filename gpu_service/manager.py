@@ -441,6 +441,7 @@ class JobManager:
         lanes were held until the attempt's last sign of life (`until`)."""
         if job.started_at is None:
             return
+        names = {gpu.index: gpu.name for gpu in self.executor.inventory()}
         self.journal.job_usage_add(
             job_id=job.id,
             usage=attempt_usage(
@@ -450,6 +451,7 @@ class JobManager:
                 held_until=until or time.time(),
                 measured_wh=self.energy.take(job.id),
                 modelled_watts=self.settings.modelled_gpu_watts,
+                gpu_model=" + ".join(sorted({names.get(g, "?") for g in job.gpu_ids})),
             ),
         )
 

@@ -85,6 +85,7 @@ class AttemptUsagePublic(BaseModel):
     gpu_seconds: float
     energy_wh: float
     energy_source: Literal["measured", "modelled"]
+    gpu_model: str = ""
 
 
 class JobPublic(BaseModel):

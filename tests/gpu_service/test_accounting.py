@@ -65,6 +65,7 @@ def test_a_finished_job_records_what_its_attempt_held(make, monkeypatch):
     assert usage["gpu_seconds"] == pytest.approx(2 * held, abs=1e-5)
     assert usage["energy_wh"] == pytest.approx(100.0 * 2 * held / 3600, abs=1e-5)
     assert usage["energy_source"] == "modelled"
+    assert usage["gpu_model"] == scheduler.manager.executor.inventory()[0].name
 
 
 def test_each_attempt_of_a_resumed_job_is_recorded_once(make, monkeypatch):

@@ -40,8 +40,12 @@ def measured(*, now=None) -> dict[str, Any]:
             "fingerprint", flat=True
         )
     )
+    by_model = rows.values("gpu_model").annotate(s=Sum("gpu_seconds")).order_by("gpu_model")
     return {
         "window_days": WINDOW.days,
+        "gpu_hours_by_model": {
+            (row["gpu_model"] or "unknown"): round(row["s"] / 3600, 6) for row in by_model
+        },
         "gpu_hours": round(seconds / 3600, 6),
         "training_gpu_hours": round(train / 3600, 6),
         "inference_gpu_hours": round((seconds - train) / 3600, 6),

@@ -20,6 +20,7 @@ class AttemptUsage(models.Model):
     gpu_seconds = models.FloatField()
     energy_wh = models.FloatField()
     energy_source = models.CharField(max_length=16)  # "measured" or "modelled"
+    gpu_model = models.CharField(max_length=200, blank=True)
 
     class Meta:
         constraints = [

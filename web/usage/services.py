@@ -25,6 +25,7 @@ def usage_record(*, job_id: uuid.UUID | str, usage: Iterable[dict[str, Any]]) ->
             gpu_seconds=float(item["gpu_seconds"]),
             energy_wh=float(item["energy_wh"]),
             energy_source=str(item["energy_source"]),
+            gpu_model=str(item.get("gpu_model") or "")[:200],
         )
         for item in usage
         if int(item["attempt"]) not in known

@@ -26,5 +26,6 @@ def test_the_lighter_users_job_starts_first_and_each_job_reports_its_usage(servi
         [usage] = record["usage"]
         assert usage["gpus"] == 1
         assert usage["energy_source"] == "modelled"
+        assert usage["gpu_model"] == "Simulated GPU (24 GiB)"
         assert usage["held_from"] == record["started_at"]
         assert usage["gpu_seconds"] > 0

@@ -71,6 +71,7 @@ def test_the_measured_usage_comes_from_the_usage_rows(owner, owner_api):
     body = owner_api.get("/api/v1/cost/").json()
     assert body["measured"]["gpu_hours"] == 4.0
     assert body["measured"]["training_gpu_hours"] == 3.0
+    assert body["measured"]["gpu_hours_by_model"] == {"unknown": 4.0}
     assert body["inputs"]["training_share"] == 0.75
     assert body["inputs"]["kwh_per_gpu_hour"] == 0.3
     assert body["inputs"]["gpu_hours_per_month"] == 4.0
