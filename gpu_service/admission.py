@@ -7,7 +7,11 @@ change, and holds and releases lanes as jobs start and end.
 Rules:
 - A job takes all of its lanes at once or none of them: no partial hold, so no two jobs
   can each hold half of what the other needs (no deadlock).
-- Order is priority, then submission time. A job that cannot start now does not block
+- Order is priority, then fair share, then submission time (`admission_order`, ADR
+  0035): among equal priorities, the job whose owner used fewer GPU-hours this week
+  (`fair_share_rank`, given by the client; 0 for all keeps submission order) goes
+  first, except that a job already waiting past the starvation bound keeps its place
+  by submission time. A job that cannot start now does not block
   the ones behind it (backfill)... until it has waited longer than `starvation_bound_s`:
   from then on, nothing behind it is admitted onto the lanes it needs, so they drain.
 - Memory: a job's estimate (MiB per GPU) must fit each of its GPUs' free memory, and a
@@ -34,6 +38,24 @@ class Request:
     priority: int = 0
     submitted_at: float = 0.0
     memory_mib: int = 0  # needed on each of its GPUs
+    # Lower goes first among equal priorities: the owner's GPU-hours this week (ADR 0035).
+    fair_share_rank: float = 0.0
+
+
+def admission_order(
+    queue: Iterable[Request], *, now: float, starvation_bound_s: float
+) -> list[Request]:
+    """Priority first; within a priority, requests already waiting past the starvation
+    bound by submission time (fair share may not push them further back), then the rest
+    by fair-share rank and submission time. A stable sort: equal keys keep the order
+    given (the journal's)."""
+
+    def key(request: Request) -> tuple[int, int, float, float]:
+        starving = now - request.submitted_at >= starvation_bound_s
+        rank = 0.0 if starving else request.fair_share_rank
+        return (-request.priority, 0 if starving else 1, rank, request.submitted_at)
+
+    return sorted(queue, key=key)
 
 
 @dataclass
@@ -143,7 +165,7 @@ class Admission:
     ) -> list[tuple[Request, tuple[int, ...]]]:
         """Which queued requests to start now, and on which GPUs. Holds nothing.
 
-        `queue` must already be in admission order. `free_memory_mib` is what the
+        `queue` is put in admission order here (`admission_order`). `free_memory_mib` is what the
         runtime reports; lanes also subtract what their holders reserved, because a job
         that just started may not have allocated its memory yet.
         """
@@ -154,6 +176,7 @@ class Admission:
         }
         blocked: set[int] = set()
         admitted: list[tuple[Request, tuple[int, ...]]] = []
+        queue = admission_order(queue, now=now, starvation_bound_s=self.starvation_bound_s)
         for request in queue:
             chosen = self._choose(request, slots=slots, memory=memory, blocked=blocked)
             if chosen is not None:

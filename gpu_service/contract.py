@@ -13,7 +13,7 @@ Metric names are canonical: `precision`, `recall`, `mAP50`, `mAP50-95`, everywhe
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 try:
     # pydantic reads TypedDicts only from typing_extensions before Python 3.12; it is
@@ -177,6 +177,21 @@ class ErrorDocument(TypedDict):
     details: dict[str, Any]
 
 
+class AttemptUsage(TypedDict):
+    """What one attempt of a job held (issue 16): its GPUs x the wall time its lanes
+    were held, and the energy. `energy_source` is "measured" (NVML power integrated
+    over the attempt) or "modelled" (a declared wattage; the simulated runtime)."""
+
+    attempt: int
+    gpus: int
+    held_from: str  # ISO 8601, the admission
+    held_until: str  # ISO 8601, the release of its lanes
+    gpu_seconds: float
+    energy_wh: float
+    energy_source: Literal["measured", "modelled"]
+    gpu_model: NotRequired[str]  # the GPUs' name, as the runtime reports it
+
+
 class JobStatus(TypedDict):
     """One job as `GET /v1/jobs/{id}` and `POST /v1/jobs/status` answer it.
 
@@ -202,3 +217,4 @@ class JobStatus(TypedDict):
     finished_at: str | None
     heartbeat_at: str | None
     request_id: str | None
+    usage: NotRequired[list[AttemptUsage]]  # one per attempt that held lanes (issue 16)

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,9 @@ class Job:
     finished_at: float | None
     heartbeat_at: float | None
     request_id: str | None
+    # One record per attempt that held lanes (gpu_service.accounting), in attempt order.
+    usage: list[dict[str, Any]] = field(default_factory=list)
+    fair_share_rank: float = 0.0  # the client's; lower goes first among equal priorities
 
 
 _SCHEMA = """
@@ -81,7 +84,9 @@ CREATE TABLE IF NOT EXISTS jobs (
     started_at REAL,
     finished_at REAL,
     heartbeat_at REAL,
-    request_id TEXT
+    request_id TEXT,
+    usage TEXT NOT NULL DEFAULT '[]',
+    fair_share_rank REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state, priority, submitted_at);
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (finished_at);
@@ -94,7 +99,15 @@ CREATE TABLE IF NOT EXISTS workers (
 );
 """
 
-_JSON_COLUMNS = ("spec", "gpu_ids_requested", "gpu_ids", "simulate", "progress", "metrics")
+_JSON_COLUMNS = (
+    "spec",
+    "gpu_ids_requested",
+    "gpu_ids",
+    "simulate",
+    "progress",
+    "metrics",
+    "usage",
+)
 
 
 _JOB_FIELDS = frozenset(Job.__dataclass_fields__)
@@ -127,7 +140,16 @@ class Journal:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(_SCHEMA)
+        self._add_usage_column()
         self._adopt_client_ids(jobs_dir=path.parent / "jobs")
+
+    def _add_usage_column(self) -> None:
+        """Journals from before issue 16 lack its columns: add them, empty."""
+        columns = {row["name"] for row in self._db.execute("PRAGMA table_info(jobs)")}
+        if "usage" not in columns:
+            self._db.execute("ALTER TABLE jobs ADD COLUMN usage TEXT NOT NULL DEFAULT '[]'")
+        if "fair_share_rank" not in columns:
+            self._db.execute("ALTER TABLE jobs ADD COLUMN fair_share_rank REAL NOT NULL DEFAULT 0")
 
     def _adopt_client_ids(self, *, jobs_dir: Path) -> None:
         """Journals from before issue 11 named jobs by a generated id and kept the web's
@@ -222,6 +244,7 @@ class Journal:
         simulate: dict[str, Any] | None = None,
         request_id: str | None = None,
         now: float | None = None,
+        fair_share_rank: float = 0.0,
     ) -> tuple[Job, bool]:
         """Record a queued job under `job_id` (generated when None). With a known id,
         return that job and False: the job id is the idempotency key."""
@@ -230,7 +253,7 @@ class Journal:
             self._write(
                 "INSERT INTO jobs (id, kind, spec, priority, state,"
                 " gpus_requested, gpu_ids_requested, memory_estimate_mib, simulate,"
-                " submitted_at, request_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                " submitted_at, request_id, fair_share_rank) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     job_id,
                     kind,
@@ -243,6 +266,7 @@ class Journal:
                     json.dumps(simulate) if simulate is not None else None,
                     now if now is not None else time.time(),
                     request_id,
+                    fair_share_rank,
                 ),
             )
         except sqlite3.IntegrityError:
@@ -363,6 +387,24 @@ class Journal:
         return self._transition(
             job_id=job_id, from_states=ACTIVE, sets={"metrics": json.dumps(metrics)}
         )
+
+    def job_usage_add(self, *, job_id: str, usage: dict[str, Any]) -> bool:
+        """Append one attempt's usage (while the job still holds its lanes); an attempt
+        already recorded is not recorded twice."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT usage, state FROM jobs WHERE id = ?", (job_id,)
+            ).fetchall()
+            if not rows or JobState(rows[0]["state"]) not in ACTIVE:
+                return False
+            recorded = json.loads(rows[0]["usage"])
+            if any(item["attempt"] == usage["attempt"] for item in recorded):
+                return False
+            self._db.execute(
+                "UPDATE jobs SET usage = ? WHERE id = ?",
+                (json.dumps([*recorded, usage]), job_id),
+            )
+            return True
 
     # ---- housekeeping ------------------------------------------------------------
 

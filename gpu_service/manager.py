@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gpu_service.accounting import EnergyMeter, attempt_usage
 from gpu_service.admission import Admission, Request
 from gpu_service.errors import (
     CarrilError,
@@ -70,6 +71,7 @@ class Submission:
     job_id: str | None = None
     memory_estimate_mib: int | None = None
     simulate: dict[str, Any] | None = None
+    fair_share_rank: float = 0.0  # lower first among equal priorities (ADR 0035)
 
 
 def request_of(job: Job) -> Request:
@@ -81,6 +83,7 @@ def request_of(job: Job) -> Request:
         priority=job.priority,
         submitted_at=job.submitted_at,
         memory_mib=job.memory_estimate_mib,
+        fair_share_rank=job.fair_share_rank,
     )
 
 
@@ -148,6 +151,9 @@ class JobManager:
             memory_total_mib={gpu.index: gpu.memory_total_mib for gpu in gpus},
             hosts={gpu.index: gpu.host for gpu in gpus},
             starvation_bound_s=settings.starvation_bound_s,
+        )
+        self.energy = EnergyMeter(
+            measure=executor.runtime == "real", modelled_watts=settings.modelled_gpu_watts
         )
         # Called after lanes were freed or a job was queued: the scheduler's pump.
         self.wake: Callable[[], None] = lambda: None
@@ -256,6 +262,7 @@ class JobManager:
             job_id=submission.job_id,
             simulate=submission.simulate,
             request_id=request_id,
+            fair_share_rank=submission.fair_share_rank,
         )
         if created:
             with job_logged(job.id):
@@ -326,6 +333,7 @@ class JobManager:
         except Exception as exc:
             log.exception("could not start job %s", job_id)
             self._reports.pop(job_id, None)
+            self._account(job)
             self.journal.job_fail(job_id=job_id, error=CarrilError(f"could not start it: {exc}"))
             self.admission.release(job_id=job_id)
             self.wake()
@@ -382,6 +390,7 @@ class JobManager:
             self._end(self.journal.job_get(job_id=event.job_id), event)
 
     def _end(self, job: Job, ended: AttemptEnded) -> None:
+        self._account(job)  # before the end is written: whoever sees it sees the usage
         if self._resume_after_crash(job=job, ended=ended):
             self.admission.release(job_id=job.id)
             self.wake()
@@ -428,16 +437,19 @@ class JobManager:
 
     def resume_after_restart(self, job: Job) -> bool:
         """running -> queued with attempt + 1; it continues from its job dir."""
+        self._account(job, until=job.heartbeat_at)
         return self.journal.job_requeue(job_id=job.id)
 
     def cancelled_by_restart(self, job: Job) -> bool:
         """It was being stopped on request; the stop is now complete."""
+        self._account(job, until=job.heartbeat_at)
         changed = self.journal.job_finish_cancelled(job_id=job.id)
         if changed:
             self.metrics.job_ended(kind=job.kind, outcome="cancelled", run_seconds=None)
         return changed
 
     def interrupted_by_restart(self, job: Job, *, reason: str) -> bool:
+        self._account(job, until=job.heartbeat_at)
         changed = self.journal.job_fail(
             job_id=job.id,
             error=Interrupted(
@@ -447,6 +459,35 @@ class JobManager:
         if changed:
             self.metrics.job_ended(kind=job.kind, outcome="failed", run_seconds=None)
         return changed
+
+    # ---- accounting (issue 16) -----------------------------------------------------
+
+    def _account(self, job: Job, *, until: float | None = None) -> None:
+        """Record what this attempt held, as its lanes are released. After a restart the
+        lanes were held until the attempt's last sign of life (`until`)."""
+        if job.started_at is None:
+            return
+        names = {gpu.index: gpu.name for gpu in self.executor.inventory()}
+        self.journal.job_usage_add(
+            job_id=job.id,
+            usage=attempt_usage(
+                attempt=job.attempt,
+                gpus=len(job.gpu_ids),
+                held_from=job.started_at,
+                held_until=until or time.time(),
+                measured_wh=self.energy.take(job.id),
+                modelled_watts=self.settings.modelled_gpu_watts,
+                gpu_model=" + ".join(sorted({names.get(g, "?") for g in job.gpu_ids})),
+            ),
+        )
+
+    def _meter_energy(self) -> None:
+        if not self.energy.due():
+            return
+        self.energy.sample(
+            power_w={gpu.index: gpu.power_w for gpu in self.executor.inventory()},
+            holders={gpu: list(lane.holders) for gpu, lane in self.admission.lanes.items()},
+        )
 
     # ---- housekeeping ---------------------------------------------------------------
 
@@ -462,6 +503,7 @@ class JobManager:
         return pruned
 
     def observe_lanes(self) -> None:
+        self._meter_energy()
         self.executor.observe_lanes(
             loads={
                 lane.gpu: LaneLoad(jobs=len(lane.holders), reserved_mib=lane.reserved_mib)

@@ -40,6 +40,8 @@ class Settings(BaseSettings):
     cancel_grace_s: float = Field(10.0, ge=0)
     max_attempts: int = Field(3, ge=1)
     journal_retention_days: float = Field(30.0, gt=0)
+    # Declared power per GPU for the energy of jobs where none is measured (issue 16).
+    modelled_gpu_watts: float = Field(300.0, ge=0)
     infer_cache_size: int = Field(2, ge=1)
     # The most pixels one inference image may have, and the most one inference batch
     # decodes at once (decode bombs: a small PNG can declare 13,000 x 13,000 pixels).

@@ -88,6 +88,7 @@ def job_status_read(data: Any) -> JobStatus:
         finished_at=data.get("finished_at"),
         heartbeat_at=data.get("heartbeat_at"),
         request_id=data.get("request_id"),
+        usage=data.get("usage") or [],
     )
 
 
@@ -137,6 +138,7 @@ class GpuClient:
         gpus: int | None = None,
         priority: int = 0,
         request_id: str | None = None,
+        fair_share_rank: float = 0.0,
     ) -> JobAccepted:
         """Submit a job under the web's own id, which the GPU service takes as its id."""
         body: dict[str, Any] = {
@@ -144,6 +146,7 @@ class GpuClient:
             "kind": kind,
             "spec": spec,
             "priority": priority,
+            "fair_share_rank": fair_share_rank,
         }
         if gpus is not None:
             body["gpus"] = gpus

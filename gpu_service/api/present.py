@@ -22,6 +22,7 @@ def submission_of(body: JobSubmit) -> Submission:
         job_id=body.job_id,
         memory_estimate_mib=body.memory_estimate_mib,
         simulate=body.simulate.model_dump(mode="json") if body.simulate else None,
+        fair_share_rank=body.fair_share_rank,
     )
 
 
@@ -49,6 +50,10 @@ def job_public(job: Job) -> JobPublic:
         finished_at=_when(job.finished_at),
         heartbeat_at=_when(job.heartbeat_at),
         request_id=job.request_id,
+        usage=[
+            {**used, "held_from": _when(used["held_from"]), "held_until": _when(used["held_until"])}
+            for used in job.usage
+        ],
     )
 
 

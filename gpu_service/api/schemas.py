@@ -47,6 +47,13 @@ class JobSubmit(BaseModel):
     )
     memory_estimate_mib: int | None = Field(None, ge=0, le=10_000_000)
     simulate: SimulatedFaults | None = None
+    fair_share_rank: float = Field(
+        0.0,
+        ge=0,
+        le=1e12,
+        description="among equal priorities, lower runs first (the web sends the owner's "
+        "GPU-hours this week); waiting past the starvation bound overrides it",
+    )
 
     @model_validator(mode="after")
     def _one_way_to_ask_for_gpus(self) -> JobSubmit:
@@ -73,6 +80,17 @@ class ErrorEnvelope(BaseModel):
     error: ErrorBody
 
 
+class AttemptUsagePublic(BaseModel):
+    attempt: int
+    gpus: int
+    held_from: datetime
+    held_until: datetime
+    gpu_seconds: float
+    energy_wh: float
+    energy_source: Literal["measured", "modelled"]
+    gpu_model: str = ""
+
+
 class JobPublic(BaseModel):
     id: str
     kind: KindName
@@ -94,6 +112,8 @@ class JobPublic(BaseModel):
     finished_at: datetime | None
     heartbeat_at: datetime | None
     request_id: str | None
+    # One per attempt that held lanes: GPUs x wall time, and energy (issue 16).
+    usage: list[AttemptUsagePublic] = Field(default_factory=list)
 
 
 class JobsPublic(BaseModel):

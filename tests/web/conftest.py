@@ -177,6 +177,7 @@ class FakeGpuService:
             "kind": body["kind"],
             "spec": body["spec"],
             "priority": body.get("priority", 0),
+            "fair_share_rank": body.get("fair_share_rank", 0.0),
             "state": "queued",
             "gpus_requested": body.get("gpus") or 1,
             "gpu_ids_requested": None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from api.views import auth, datasets, gpus, jobs, models
+from api.views import auth, cost, datasets, gpus, jobs, models, quotas, usage
 
 app_name = "api"
 
@@ -43,4 +43,8 @@ urlpatterns = [
         name="job-artifact",
     ),
     path("gpus/", gpus.GpusView.as_view(), name="gpus"),
+    path("usage/", usage.UsageView.as_view(), name="usage"),
+    path("cost/", cost.CostView.as_view(), name="cost"),
+    path("quotas/", quotas.OwnQuotaView.as_view(), name="quota-own"),
+    path("quotas/<str:username>/", quotas.UserQuotaView.as_view(), name="quota-user"),
 ]

@@ -121,6 +121,13 @@ class Throttled(CarrilWebError):
     status = 429
 
 
+class QuotaExceeded(CarrilWebError):
+    """A quota would be passed: details name the quota, its limit and the current usage."""
+
+    code = "QUOTA_EXCEEDED"
+    status = 429
+
+
 # Codes that appear only on job records. A job the GPU service failed or refused keeps
 # that service's own code (CUDA_OOM, RESOURCE_UNAVAILABLE, FILE_NOT_FOUND...).
 JOB_ERROR_CODES: dict[str, str] = {
@@ -144,5 +151,6 @@ CATALOGUE: dict[str, tuple[int, str]] = {
         PayloadTooLarge,
         MethodNotAllowed,
         Throttled,
+        QuotaExceeded,
     )
 }

@@ -95,6 +95,19 @@ if CARRIL_LOGIN_FAILURE_LIMIT < 1 or CARRIL_LOGIN_COOLOFF_S < 1 or CARRIL_TRUSTE
         "CARRIL_TRUSTED_PROXIES at least 0"
     )
 
+# Per-user quotas (issue 16); 0 is no limit. Administrators override them per user.
+CARRIL_QUOTA_MAX_GPUS = env_int("CARRIL_QUOTA_MAX_GPUS", default=0)
+CARRIL_QUOTA_GPU_HOURS_PER_MONTH = env_float("CARRIL_QUOTA_GPU_HOURS_PER_MONTH", default=0.0)
+CARRIL_QUOTA_STORAGE_BYTES = env_int("CARRIL_QUOTA_STORAGE_BYTES", default=0)
+
+# Storage retention (issue 16, retention/policy.py); 0 turns a rule off.
+CARRIL_RETAIN_INFERENCE_DAYS = env_float("CARRIL_RETAIN_INFERENCE_DAYS", default=30.0)
+CARRIL_PRUNE_LAST_CHECKPOINTS = env_int("CARRIL_PRUNE_LAST_CHECKPOINTS", default=1)
+CARRIL_RETAIN_RETIRED_DAYS = env_float("CARRIL_RETAIN_RETIRED_DAYS", default=90.0)
+CARRIL_RETAIN_FAILED_DAYS = env_float("CARRIL_RETAIN_FAILED_DAYS", default=30.0)
+CARRIL_RETAIN_INCOMING_S = env_float("CARRIL_RETAIN_INCOMING_S", default=3600.0)
+CARRIL_PRUNE_INTERVAL_S = env_float("CARRIL_PRUNE_INTERVAL_S", default=3600.0)
+
 # The reconciler loop.
 CARRIL_RECONCILE_INTERVAL_S = env_float("CARRIL_RECONCILE_INTERVAL_S", default=2.0)
 CARRIL_DISPATCH_BACKOFF_MAX_S = env_float("CARRIL_DISPATCH_BACKOFF_MAX_S", default=60.0)
@@ -115,6 +128,9 @@ INSTALLED_APPS = [
     "datasets",
     "registry",
     "jobs",
+    "usage",
+    "retention",
+    "cost",
     "api",
     "observability",
     "ui",

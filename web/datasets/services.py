@@ -28,6 +28,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from jobs.models import ACTIVE_STATES
+from jobs.quotas import storage_quota_check
 
 from datasets import background
 from datasets.extraction import ArchiveRefused, ExtractionLimits, archive_extract, remove_tree
@@ -68,6 +69,7 @@ def dataset_receive(
     name = name.strip()
     if not name:
         raise ValidationFailed(details={"fields": {"name": ["This field is required."]}})
+    storage_quota_check(owner=owner, adding_bytes=upload.size or 0)  # 429 QUOTA_EXCEEDED
     dataset_id = uuid.uuid4()
     work = datasets_root() / f".incoming-{dataset_id}"
     work.mkdir()

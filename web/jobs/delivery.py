@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from gpu_service.contract import JobStatus
 from jobs.models import REMOTE_STATES, Job, JobState, ReconcilerStatus
+from jobs.quotas import delivery_order
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,7 @@ def job_dispatch(*, job_id: uuid.UUID, client: gpu_client.GpuClient | None = Non
                 spec=job.spec,
                 gpus=job.gpus,
                 request_id=job.request_id or None,
+                **delivery_order(owner=job.owner),
             )
     except GpuServiceUnavailable as exc:
         _dispatch_failed(job=job, reason=f"{exc.message} {exc.details}")

@@ -30,6 +30,8 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from registry.services import model_version_register_from_training
+from retention.prune import PruneSchedule
+from usage.services import usage_record
 
 from gpu_service.contract import TERMINAL_STATES as REMOTE_TERMINAL_STATES
 from gpu_service.contract import JobStatus
@@ -83,6 +85,7 @@ def job_apply_remote(*, job_id: uuid.UUID | str, record: JobStatus) -> bool:
             .exclude(state=JobState.SUBMITTED, dispatched_at__isnull=True)
             .update(**fields)
         )
+        usage_record(job_id=job_id, usage=record.get("usage") or [])
         if changed and state == JobState.SUCCEEDED and job.kind == JobKind.TRAIN:
             job.refresh_from_db()
             model_version_register_from_training(job=job)
@@ -208,6 +211,7 @@ class Reconciler:
         # One client for the loop's life: building one costs tens of milliseconds (its TLS
         # context), which at the fast pace would be most of a pass.
         self._client: gpu_client.GpuClient | None = None
+        self.prune = PruneSchedule(clock=clock)
 
     def stop(self, *_: object) -> None:
         self._stop.set()
@@ -220,6 +224,7 @@ class Reconciler:
         try:
             while not self._stop.is_set():
                 outcome = self._pass()
+                self.prune.run_if_due()  # retention: at start, then on its interval
                 if once:
                     return
                 self.wait_after(outcome=outcome)

@@ -36,6 +36,7 @@ from gpu_service.contract import ARCHITECTURES, IMGSZ_MAX, IMGSZ_MIN, IMGSZ_MULT
 from jobs import delivery, reconciler
 from jobs.images import inference_image_check
 from jobs.models import Job, JobKind, JobState
+from jobs.quotas import quota_check
 
 logger = logging.getLogger(__name__)
 
@@ -215,6 +216,7 @@ def _job_create(
     job_id: uuid.UUID | None = None,
 ) -> Job:
     with transaction.atomic():
+        quota_check(owner=owner, gpus=gpus)  # 429 QUOTA_EXCEEDED, nothing created
         job = Job.objects.create(
             id=job_id or uuid.uuid4(),
             owner=owner,

@@ -7,13 +7,16 @@ from django.urls import path
 from ui.views import (
     account,
     auth,
+    cost,
     dashboard,
     datasets,
     inference,
     jobs,
     model_version,
     models,
+    storage,
     training,
+    usage,
 )
 
 app_name = "ui"
@@ -46,4 +49,7 @@ urlpatterns = [
     path("models/<uuid:version_id>/", model_version.model_version_detail, name="model_version"),
     path("models/<uuid:version_id>/weights.pt", model_version.model_weights, name="model_weights"),
     path("models/<uuid:version_id>/stage/", models.model_stage, name="model_stage"),
+    path("usage/", usage.usage_page, name="usage"),
+    path("storage/", storage.storage_page, name="storage"),
+    path("cost/", cost.cost_page, name="cost"),
 ]

@@ -184,7 +184,17 @@ def test_every_page_is_clean_under_axe_when_there_is_nothing_yet(
     page.press("#id_password", "Enter")
     page.wait_for_selector("[data-testid=login-error]")
     audit.check(page, "sign-in refused")
-    for path in ("/", "/datasets/", "/train/", "/infer/", "/jobs/", "/models/", "/account/"):
+    for path in (
+        "/",
+        "/datasets/",
+        "/train/",
+        "/infer/",
+        "/jobs/",
+        "/models/",
+        "/usage/",
+        "/cost/",
+        "/account/",
+    ):
         page = open_page(path, user=owner)
         audit.check(page, f"empty {path}")
         assert page.script_errors == []
@@ -238,6 +248,44 @@ def test_every_page_is_clean_under_axe_in_every_state(
     page.press("#id_token_name", "Enter")
     page.wait_for_selector("[data-testid=new-token]")
     audit.check(page, "account new token")
+
+
+def test_the_usage_storage_and_cost_pages_are_clean_under_axe(
+    open_page: Callable[..., Any], audit: AxeAudit, admin: User, everything: dict[str, Any]
+) -> None:
+    from usage.models import AttemptUsage
+
+    now = timezone.now()
+    for n, job in enumerate(everything["jobs"].values(), start=1):
+        AttemptUsage.objects.create(
+            job=job,
+            attempt=1,
+            gpus=1 + n % 2,
+            held_from=now - timezone.timedelta(hours=n),
+            held_until=now,
+            gpu_seconds=3600.0 * n,
+            energy_wh=300.0 * n,
+            energy_source="modelled",
+        )
+    page = open_page("/usage/", user=admin)
+    for chart in ("day", "user", "kind"):
+        page.wait_for_selector(f"[data-testid=usage-chart-{chart}] .uplot")
+    audit.check(page, "usage")
+    assert page.script_errors == []
+    _shot(page, "usage")
+    page.context.close()
+    page = open_page("/usage/?month=not-a-month", user=admin)
+    audit.check(page, "usage refused month")
+    page.context.close()
+    page = open_page("/storage/", user=admin)
+    audit.check(page, "storage")
+    _shot(page, "storage")
+    page.context.close()
+    page = open_page("/cost/?gpu_hours_per_month=300", user=admin)
+    page.wait_for_selector("[data-testid=cost-chart] .uplot")
+    audit.check(page, "cost")
+    assert page.script_errors == []
+    _shot(page, "cost")
 
 
 def test_the_job_page_names_its_progress_and_lets_the_keyboard_scroll_its_log(

@@ -23,7 +23,9 @@ def test_the_sign_in_page_has_a_main_landmark_and_a_skip_link(db: None) -> None:
     assert 'href="#content" data-testid="skip-link"' in html
 
 
-@pytest.mark.parametrize("name", ["ui:dashboard", "ui:jobs", "ui:models", "ui:train_new"])
+@pytest.mark.parametrize(
+    "name", ["ui:dashboard", "ui:jobs", "ui:models", "ui:train_new", "ui:usage", "ui:cost"]
+)
 def test_every_page_starts_with_a_skip_link_and_has_one_announcer(
     name: str, owner_client: Client
 ) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from carril_web.errors import ValidationFailed
+from carril_web.errors import QuotaExceeded, ValidationFailed
 from datasets.selectors import datasets_visible_to
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -56,7 +56,7 @@ def train_new(request: HttpRequest) -> HttpResponse:
                 seeds=data["seeds"],
                 gpus=data["gpus"],
             )
-        except ValidationFailed as exc:
+        except (ValidationFailed, QuotaExceeded) as exc:
             for field, errors in (exc.details.get("fields") or {}).items():
                 form.add_error(field if field in form.fields else None, errors)
             if not exc.details.get("fields"):

@@ -1,0 +1,18 @@
+"""Cloud, local or hybrid (issue 16): every input is a query parameter (docs/cost.md)."""
+
+from __future__ import annotations
+
+from cost.service import NUMBERS, cost_document
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+
+class CostView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter(name, str) for name in (*NUMBERS, "gpu_hours_per_month")],
+        responses={200: dict},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(cost_document(request.query_params))

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CostConfig(AppConfig):
+    name = "cost"
+    verbose_name = "Cloud, local or hybrid"
