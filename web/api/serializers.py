@@ -101,9 +101,25 @@ class ModelImportIn(serializers.Serializer):
     file = serializers.FileField(help_text="an ultralytics .pt checkpoint")
 
 
+class GateRequireIn(serializers.Serializer):
+    metric = serializers.ChoiceField(choices=["precision", "recall", "mAP50", "mAP50-95"])
+    over = serializers.ChoiceField(choices=["serving"], default="serving")
+    min_improvement = serializers.FloatField(default=0.0, min_value=-1.0, max_value=1.0)
+    dataset = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text="compare evaluate jobs on this dataset when both versions have one",
+    )
+
+
 class ModelStageIn(serializers.Serializer):
     stage = serializers.ChoiceField(choices=Stage.values)
     reason = serializers.CharField(max_length=2000)
+    require = GateRequireIn(
+        required=False,
+        help_text="a promotion gate, checked with the stage change: 409 GATE_FAILED if the"
+        " candidate does not beat the serving version by `min_improvement` on `metric`",
+    )
 
 
 # --- jobs -------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ class ModelImportView(APIView):
 class ModelStageView(APIView):
     permission_classes = [IsAuthenticated, IsAdministrator]
 
-    @extend_schema(request=ModelStageIn, responses={200: ModelVersionDetailOut})
+    @extend_schema(request=ModelStageIn, responses={200: ModelVersionDetailOut, 409: None})
     def post(self, request: Request, version_id: str) -> Response:
         data = ModelStageIn(data=request.data)
         data.is_valid(raise_exception=True)
@@ -68,5 +68,6 @@ class ModelStageView(APIView):
             version=model_version_get(version_id=version_id),
             stage=data.validated_data["stage"],
             reason=data.validated_data["reason"],
+            require=data.validated_data.get("require"),
         )
         return Response(ModelVersionDetailOut(version).data)
