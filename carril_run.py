@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from carril_stack import commands
 from carril_stack.commands import Command
@@ -27,15 +28,22 @@ BACKOFF_START_S = 1.0
 BACKOFF_MAX_S = 30.0
 HEALTHY_AFTER_S = 60.0  # a process that stayed up this long starts its backoff afresh
 STOP_GRACE_S = 15.0
+DEMO_PASSWORD_FILE = "secrets/demo_password"  # noqa: S105 - a path under CARRIL_STORAGE (0600)
 
 
 def log(message: str) -> None:
     print(f"[carril] {message}", flush=True)
 
 
-def build_environment() -> tuple[dict[str, str], str]:
-    """`make run`'s environment, from this process's, and the demo account's password."""
+def build_environment() -> tuple[dict[str, str], str | None]:
+    """`make run`'s environment, from this process's, and the demo account's password
+    only if this call created it (so it is printed once, on the first start; later
+    starts say where it is kept)."""
+    storage = Path(os.environ.get("CARRIL_STORAGE", "var")).resolve()
+    existed = (storage / DEMO_PASSWORD_FILE).exists()
     env = commands.environment(os.environ)
+    if os.environ.get("CARRIL_DEMO_PASSWORD") or existed:
+        return env, None
     return env, env["CARRIL_DEMO_PASSWORD"]
 
 
@@ -120,7 +128,9 @@ def run(
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host  # noqa: S104 - display only
     log(f"Carril is up: http://{shown}:{env['CARRIL_WEB_PORT']}/")
     if demo_password:
-        log(f"sign in as demo / {demo_password}")
+        log(f"sign in as demo / {demo_password} (shown once; kept in {DEMO_PASSWORD_FILE})")
+    elif not os.environ.get("CARRIL_DEMO_PASSWORD"):
+        log(f"sign in as demo; its password is kept in $CARRIL_STORAGE/{DEMO_PASSWORD_FILE}")
     log("Ctrl-C stops everything")
 
     while not stopping:

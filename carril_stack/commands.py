@@ -29,8 +29,10 @@ class Command:
 
 
 def read_or_create_secret(path: Path, *, nbytes: int = 32) -> str:
-    """Create the secret file exclusively (0600) unless it exists; return its value."""
+    """Create the secret file exclusively (0600, its folder 0700) unless it exists;
+    return its value."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:

@@ -57,6 +57,7 @@ admin_password="$(secret)"
 cat >"${env_file}" <<ENV
 CARRIL_GPU_SERVICE_TOKEN=$(secret)
 CARRIL_SECRET_KEY=$(secret)
+CARRIL_METRICS_TOKEN=$(secret)
 POSTGRES_PASSWORD=$(secret)
 CARRIL_DEMO_PASSWORD=${demo_password}
 CARRIL_GRAFANA_ADMIN_PASSWORD=$(secret)

@@ -284,8 +284,17 @@ def run(
             fields={"name": f"smoke-{request_id}"},
             files=[("file", "smoke.zip", dataset_zip())],
         ),
-        expect=(201,),
+        expect=(201, 202),
     )
+    # Validated after the upload is received (ADR 0025): poll until it is ready.
+    deadline = time.monotonic() + 120
+    while dataset.get("state", "ready") == "validating":
+        if time.monotonic() > deadline:
+            raise SmokeFailed(f"dataset {dataset['id']} still validating after 120 s")
+        time.sleep(0.5)
+        dataset = client.call("GET", f"/api/v1/datasets/{dataset['id']}/", expect=(200,))
+    if dataset.get("state", "ready") != "ready":
+        raise SmokeFailed(f"dataset refused: {dataset.get('report')}")
     log(f"dataset {dataset['id']} uploaded: classes {dataset.get('classes')}")
 
     accepted = client.call(

@@ -23,8 +23,11 @@ def inside_storage(*, path: str | Path, storage: Path, field: str = "path") -> P
     symlinks and `..` included. `field` names the request field in the error."""
     root = Path(storage).resolve()
     candidate = Path(path)
-    resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
-    if not resolved.is_relative_to(root):
+    try:
+        resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    except (ValueError, OSError):  # a NUL byte, a name too long: no file we could read
+        resolved = None
+    if resolved is None or not resolved.is_relative_to(root):
         raise ValidationFailed(
             f"{field}: {path} is outside the shared storage (CARRIL_STORAGE)",
             details={"field": field, "path": str(path)},

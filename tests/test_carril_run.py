@@ -34,6 +34,17 @@ def test_the_environment_keeps_given_secrets_and_generates_the_missing_ones(tmp_
     assert env["CARRIL_GPU_SERVICE_URL"] == "http://127.0.0.1:8001"
 
 
+def test_the_demo_password_is_returned_only_by_the_start_that_created_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("CARRIL_STORAGE", str(tmp_path))
+    monkeypatch.delenv("CARRIL_DEMO_PASSWORD", raising=False)
+    _, first = carril_run.build_environment()
+    env, second = carril_run.build_environment()
+    kept = tmp_path / carril_run.DEMO_PASSWORD_FILE
+    assert first == kept.read_text() == env["CARRIL_DEMO_PASSWORD"]
+    assert second is None  # a later start prints where it is kept, not the password
+    assert kept.stat().st_mode & 0o777 == 0o600
+
+
 class Output:
     """Collects a process's output lines from a thread, so reading never blocks the test."""
 

@@ -14,6 +14,7 @@ STORAGE = "/srv/carril"
 APP_SERVICES = ["web", "reconciler", "gpu"]
 SECRETS = {
     "CARRIL_GPU_SERVICE_TOKEN",
+    "CARRIL_METRICS_TOKEN",
     "CARRIL_SECRET_KEY",
     "POSTGRES_PASSWORD",
     "CARRIL_DEMO_PASSWORD",

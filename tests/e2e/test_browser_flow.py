@@ -73,7 +73,8 @@ def test_a_user_uploads_trains_watches_and_infers(
         page.fill("#id_name", "shapes")
         page.set_input_files("#id_file", str(archive))
         page.click("[data-testid=dataset-upload]")
-        page.wait_for_selector("[data-testid=dataset-name]", timeout=60_000)
+        # The page shows the validation's progress and refreshes until the dataset is ready.
+        page.wait_for_selector("[data-testid=dataset-valid]", timeout=60_000)
         assert page.inner_text("[data-testid=dataset-name]") == "shapes"
         assert page.inner_text("[data-testid=dataset-images]") == "8"
         page.wait_for_selector("[data-testid=sample-image].drawn svg rect")

@@ -24,7 +24,7 @@ from tests.web.factories import dataset_for, model_version
 storage = web.storage
 owner, other, admin, staff = web.owner, web.other, web.admin, web.staff
 fake_gpu = web.fake_gpu
-owner_api, admin_api = web.owner_api, web.admin_api
+owner_api, admin_api, other_api = web.owner_api, web.admin_api, web.other_api
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +39,9 @@ class World:
     dataset: Dataset
     training: Job  # delivered, running, with a job folder holding a log and an artifact
     inference: Job  # succeeded, with its input images in uploads/
-    version: ModelVersion
+    version: ModelVersion  # imported by an administrator: everyone's
+    trained: ModelVersion  # a candidate the owner's training registered: the owner's
+    retired: ModelVersion  # the owner's, retired
     token_id: int
     job_dir: Path
 
@@ -80,6 +82,15 @@ def world(owner: User, storage: Path) -> World:
         result={"images": [{"source": str(images / "0000_a.png"), "detections": []}]},
         finished_at=timezone.now(),
     )
+    trained = model_version(fingerprint="c" * 64)
+    retired = model_version(fingerprint="d" * 64, stage="retired")
+    ModelVersion.objects.filter(id__in=[trained.id, retired.id]).update(
+        source="training", source_job=training
+    )
+    weights = storage / "weights"  # the registry's store, by fingerprint (ADR 0006)
+    weights.mkdir(parents=True, exist_ok=True)
+    for fingerprint in (version.fingerprint, trained.fingerprint, retired.fingerprint):
+        (weights / f"{fingerprint}.pt").write_bytes(b"weights")
     token = api_token_create(user=owner, name="laptop")
     return World(
         owner=owner,
@@ -87,6 +98,13 @@ def world(owner: User, storage: Path) -> World:
         training=training,
         inference=inference,
         version=version,
+        trained=ModelVersion.objects.get(id=trained.id),
+        retired=ModelVersion.objects.get(id=retired.id),
         token_id=token.token.id,
         job_dir=job_dir,
     )
+
+
+@pytest.fixture
+def users(owner: User, other: User, admin: User, staff: User) -> dict[str, User]:
+    return {"owner": owner, "other": other, "admin": admin, "staff": staff}

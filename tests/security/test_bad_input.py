@@ -39,13 +39,11 @@ def test_a_refused_upload_writes_nothing_anywhere(case, owner_api, tmp_path, set
 
     response = upload(owner_api, archive)
 
-    assert response.status_code == 400
-    error = response.json()["error"]
-    assert error["code"] == "DATASET_INVALID"
-    assert error["message"]
+    assert response.json()["state"] == "invalid"
+    assert response.json()["report"]["problems"]
     assert _tree(tmp_path) == before  # zip slip lands in tmp_path/storage/..: nothing there
     assert (outside.stat().st_mtime_ns if outside.exists() else None) == outside_before
-    assert not Dataset.objects.exists()
+    assert Dataset.objects.get().state == "invalid"
 
 
 def test_a_zip_of_a_hundred_thousand_tiny_files_is_refused_before_extraction(
@@ -64,11 +62,11 @@ def test_a_zip_of_a_hundred_thousand_tiny_files_is_refused_before_extraction(
 
     response = upload(owner_api, archive)
 
-    assert response.status_code == 400
-    codes = {p["code"] for p in response.json()["error"]["details"]["report"]["problems"]}
+    assert response.json()["state"] == "invalid"
+    codes = {p["code"] for p in response.json()["report"]["problems"]}
     assert "too_many_files" in codes
     assert _tree(storage) == before
-    assert not Dataset.objects.exists()
+    assert Dataset.objects.get().state == "invalid"
 
 
 def test_a_python_tag_in_data_yaml_is_refused_and_never_runs(owner_api, tmp_path) -> None:
@@ -78,7 +76,7 @@ def test_a_python_tag_in_data_yaml_is_refused_and_never_runs(owner_api, tmp_path
         "data.yaml": f"names: !!python/object/apply:os.system ['touch {marker}']\n",
     }
     response = upload(owner_api, z.write_zip(tmp_path / "tag.zip", files))
-    assert response.status_code == 400
+    assert response.json()["state"] == "invalid"
     assert not marker.exists()
 
 

@@ -59,6 +59,8 @@ BAD_SUBMITS = [
     ({"kind": "train", "spec": {"dataset": "/etc", "epochs": 1}}, "dataset"),
     ({"kind": "train", "spec": {"dataset": "../../../etc", "epochs": 1}}, "dataset"),
     ({"kind": "train", "spec": {"dataset": "datasets/x", "epochs": "many"}}, "epochs"),
+    # Odd bytes in a path: a NUL reaches os.stat as ValueError, not a path outside storage.
+    ({"kind": "train", "spec": {"dataset": "datasets/x\u0000/y", "epochs": 1}}, "dataset"),
     ({"kind": "infer", "spec": {"model": "a" * 64, "images": "one.jpg"}}, "images"),
 ]
 

@@ -54,6 +54,23 @@ dataset_kw = lambda w: {"dataset_id": w.dataset.id}  # noqa: E731
 training_kw = lambda w: {"job_id": w.training.id}  # noqa: E731
 inference_kw = lambda w: {"job_id": w.inference.id}  # noqa: E731
 version_kw = lambda w: {"version_id": w.version.id}  # noqa: E731
+trained_kw = lambda w: {"version_id": w.trained.id}  # noqa: E731
+retired_kw = lambda w: {"version_id": w.retired.id}  # noqa: E731
+
+
+def tenant(status: int, *, anonymous: int = 401, hidden: int = 404) -> dict[str, int]:
+    """A model version the owner's training registered: the owner, administrators (who
+    manage the registry) and staff see it; another user is told it does not exist."""
+    return each(anonymous, status, hidden, status, status)
+
+
+def an_image(w: World) -> dict[str, Any]:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.web import dataset_zips
+
+    return {"images": [SimpleUploadedFile("a.png", dataset_zips.png())]}
+
 
 API_ROUTES = [
     Route("api:token-obtain", "post", signed_in_everyone(400, anonymous=400), data=lambda w: {}),
@@ -80,6 +97,16 @@ API_ROUTES = [
     Route("api:models", "get", signed_in_everyone(200)),
     Route("api:model-import", "post", administrators(400), data=lambda w: {}, multipart=True),
     Route("api:model-detail", "get", signed_in_everyone(200), kwargs=version_kw),
+    Route("api:model-detail", "get", tenant(200), kwargs=trained_kw),
+    Route("api:model-detail", "get", tenant(200), kwargs=retired_kw),
+    # Inference from the owner's candidate: another user is told it does not exist.
+    Route(
+        "api:job-infer",
+        "post",
+        tenant(202),
+        data=lambda w: {**an_image(w), "model_version": str(w.trained.id)},
+        multipart=True,
+    ),
     Route(
         "api:model-stage",
         "post",
@@ -88,6 +115,13 @@ API_ROUTES = [
         data=lambda w: {"stage": "serving", "reason": "better mAP on the holdout"},
     ),
     Route("api:jobs", "get", signed_in_everyone(200)),
+    # Fine-tuning the owner's candidate on the owner's dataset: only who may see both.
+    Route(
+        "api:job-train",
+        "post",
+        owner_or_staff(202, hidden=400),
+        data=lambda w: {"dataset": str(w.dataset.id), "model": str(w.trained.id), "imgsz": 64},
+    ),
     # Another user naming the owner's dataset is told it does not exist.
     Route(
         "api:job-train",
@@ -166,6 +200,18 @@ PAGE_ROUTES = [
     ),
     Route("ui:infer_new", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
     Route("ui:models", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
+    # A version's page and its weights: another user's candidate or retired version is a
+    # 404, like a missing one (registry/visibility.py); an imported one is everyone's.
+    Route(
+        "ui:model_version", "get", signed_in_everyone(200, anonymous=SIGN_IN), version_kw, api=False
+    ),
+    Route("ui:model_version", "get", tenant(200, anonymous=SIGN_IN), trained_kw, api=False),
+    Route("ui:model_version", "get", tenant(200, anonymous=SIGN_IN), retired_kw, api=False),
+    Route(
+        "ui:model_weights", "get", signed_in_everyone(200, anonymous=SIGN_IN), version_kw, api=False
+    ),
+    Route("ui:model_weights", "get", tenant(200, anonymous=SIGN_IN), trained_kw, api=False),
+    Route("ui:model_weights", "get", tenant(200, anonymous=SIGN_IN), retired_kw, api=False),
     Route("ui:account", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
     Route(
         "ui:token_create",
@@ -184,6 +230,15 @@ PAGE_ROUTES = [
     ),
     # Everyone signed in is sent back to the list; only administrators change the stage
     # (checked below).
+    # Another user's candidate is a 404 page; the others reach the stage rule.
+    Route(
+        "ui:model_stage",
+        "post",
+        tenant(302, anonymous=SIGN_IN),
+        trained_kw,
+        data=lambda w: {"stage": "serving", "reason": "r"},
+        api=False,
+    ),
     Route(
         "ui:model_stage",
         "post",
@@ -221,11 +276,6 @@ def _call(route: Route, client: Client | APIClient, world: World):
     if data is not None:
         return getattr(client, route.method)(url, data)
     return getattr(client, route.method)(url)
-
-
-@pytest.fixture
-def users(owner: User, other: User, admin: User, staff: User) -> dict[str, User]:
-    return {"owner": owner, "other": other, "admin": admin, "staff": staff}
 
 
 @pytest.mark.parametrize("role", ROLES)

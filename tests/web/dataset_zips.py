@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 import random
 import stat
+import struct
 import zipfile
+import zlib
 from pathlib import Path
 
 from PIL import Image
@@ -17,6 +19,26 @@ def png(*, size: int = 32, colour: tuple[int, int, int] = (200, 40, 40)) -> byte
     buffer = io.BytesIO()
     Image.new("RGB", (size, size), colour).save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+def png_bomb(*, side: int = 13_000) -> bytes:
+    """A real, valid PNG of side x side pixels in about 20 KB: one bit a pixel, all zero,
+    decoding to side² bytes or more (13,000² is 169 MP)."""
+    buffer = io.BytesIO()
+    Image.new("1", (side, side)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def png_header_only(*, width: int, height: int) -> bytes:
+    """A PNG signature and IHDR declaring width x height, and no pixel data at all: only a
+    reader that trusts the header without decoding can say how large it is."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IEND", b"")
 
 
 def noise_comment(n: int) -> str:

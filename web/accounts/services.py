@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 
 from carril_web.errors import NotFound
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.contrib.auth.password_validation import validate_password
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import ADMINISTRATORS_GROUP, ApiToken
+from accounts.token_cache import token_cache_forget
+
+logger = logging.getLogger(__name__)
 
 TOKEN_PREFIX = "crl_"  # noqa: S105 - a label that makes leaked tokens easy to spot
 
@@ -31,11 +38,32 @@ class IssuedToken:
 
 
 def api_token_create(*, user: AbstractBaseUser, name: str = "") -> IssuedToken:
+    """A new token, expiring CARRIL_TOKEN_TTL_DAYS from now."""
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
-        user=user, name=name[:100], prefix=secret[:12], key_hash=token_hash(token=secret)
+        user=user,
+        name=name[:100],
+        prefix=secret[:12],
+        key_hash=token_hash(token=secret),
+        expires_at=timezone.now() + timedelta(days=settings.CARRIL_TOKEN_TTL_DAYS),
     )
     return IssuedToken(token=token, secret=secret)
+
+
+def api_token_obtain(*, user: AbstractBaseUser, name: str) -> IssuedToken:
+    """What `auth/token/` gives: a new token that replaces the user's active token of the
+    same name, so a script that signs in on every run keeps one token, not hundreds."""
+    with transaction.atomic():
+        replaced = list(
+            ApiToken.objects.filter(user=user, name=name[:100], revoked_at__isnull=True)
+            .select_for_update()
+            .values_list("id", flat=True)
+        )
+        ApiToken.objects.filter(id__in=replaced).update(revoked_at=timezone.now())
+        issued = api_token_create(user=user, name=name)
+    for token_id in replaced:
+        token_cache_forget(token_id=token_id)
+    return issued
 
 
 def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
@@ -44,11 +72,20 @@ def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> ApiToken:
         raise NotFound()
     ApiToken.objects.filter(id=token.id, revoked_at__isnull=True).update(revoked_at=timezone.now())
     # Whichever page or endpoint revokes it, this process stops honouring it at once.
-    from accounts.authentication import token_cache_forget
-
     token_cache_forget(token_id=token.id)
     token.refresh_from_db()
     return token
+
+
+def api_tokens_revoke_all(*, user: AbstractBaseUser) -> int:
+    """Revoke every active token of the user (their password changed); how many."""
+    revoked = ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
+    token_cache_forget(user_id=user.pk)
+    if revoked:
+        logger.info("revoked %s API token(s) of user %s: password changed", revoked, user.pk)
+    return revoked
 
 
 def user_is_administrator(*, user: AbstractBaseUser) -> bool:

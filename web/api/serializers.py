@@ -17,13 +17,20 @@ from api import documents
 class TokenObtainIn(serializers.Serializer):
     username = serializers.CharField()
     password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
-    name = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    name = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="replaces your active token of this name (default `api`)",
+    )
 
 
 class TokenObtainOut(serializers.Serializer):
     token = serializers.CharField(help_text="shown once; send as `Authorization: Token <token>`")
     id = serializers.IntegerField()
     prefix = serializers.CharField()
+    name = serializers.CharField()
+    expires_at = serializers.DateTimeField(help_text="CARRIL_TOKEN_TTL_DAYS after creation")
 
 
 class TokenCreateIn(serializers.Serializer):
@@ -36,7 +43,9 @@ class TokenOut(serializers.Serializer):
     prefix = serializers.CharField()
     created_at = serializers.DateTimeField()
     last_used_at = serializers.DateTimeField(allow_null=True)
+    expires_at = serializers.DateTimeField(allow_null=True)
     revoked_at = serializers.DateTimeField(allow_null=True)
+    active = serializers.BooleanField(source="is_active")
 
 
 # --- datasets ---------------------------------------------------------------------------
@@ -56,6 +65,17 @@ class DatasetOut(serializers.Serializer):
     report = serializers.DictField()
     size_bytes = serializers.IntegerField()
     created_at = serializers.DateTimeField()
+    state = serializers.ChoiceField(
+        choices=["validating", "ready", "invalid"],
+        help_text="`validating` after the upload; then `ready`, or `invalid` with `report`",
+    )
+    progress = serializers.DictField(
+        help_text="while validating: {stage: queued|extracting|checking, done, total}"
+    )
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, dataset) -> str:
+        return f"/api/v1/datasets/{dataset.id}/"
 
 
 class DatasetSampleOut(serializers.Serializer):

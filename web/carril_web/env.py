@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import secrets
 import time
+import zlib
+from collections import Counter
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -50,20 +54,62 @@ def storage_root() -> Path:
 PLACEHOLDER_SECRETS = frozenset({"", "changethis", "change-me", "changeme", "secret", "token"})
 
 
+# What `secrets.token_urlsafe(32)` gives is 43 characters and about 200 bits by the
+# estimate below; these bounds refuse what a person types, not what a generator makes.
+MIN_SECRET_CHARS = 32
+MIN_SECRET_BITS = 100.0
+# A secret that zlib shrinks below this share of its length repeats itself.
+MIN_SECRET_INCOMPRESSIBILITY = 0.75
+
+
+def secret_weakness(value: str) -> str | None:
+    """Why `value` is too weak to be a production secret, or None. Never says the value.
+
+    The entropy estimate is the Shannon entropy of its characters times its length: an
+    upper bound for anything a person picked, so refusing below it refuses only the weak.
+    """
+    if value.strip().lower() in PLACEHOLDER_SECRETS:
+        return "it is empty or a placeholder from an example"
+    if len(value) < MIN_SECRET_CHARS:
+        return f"it is shorter than {MIN_SECRET_CHARS} characters"
+    counts = Counter(value)
+    per_char = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    if per_char * len(value) < MIN_SECRET_BITS:
+        return f"it has less than {MIN_SECRET_BITS:.0f} bits of entropy"
+    if len(zlib.compress(value.encode(), 9)) < MIN_SECRET_INCOMPRESSIBILITY * len(value):
+        return "it repeats itself"
+    return None
+
+
+def production_secret_check(*, env_name: str, value: str) -> None:
+    reason = secret_weakness(value)
+    if reason is not None:
+        raise ImproperlyConfigured(
+            f"{env_name} is too weak for CARRIL_ENV=production: {reason}. Generate one with: "
+            'python3 -c "import secrets; print(secrets.token_urlsafe(48))"'
+        )
+
+
+def private_file_create(path: Path) -> None:
+    """Create `path` empty and readable by its owner only (0600), unless it exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 def secret_from_env_or_file(*, env_name: str, path: Path, production: bool) -> str:
-    """The secret from the environment; in dev, generated once into `path`.
+    """The secret from the environment; in dev, generated once into `path` (0600).
 
     O_EXCL makes concurrent first starts agree: whoever loses the race reads the
     winner's file instead of writing its own.
     """
     value = os.environ.get(env_name, "").strip()
-    if production and value.lower() in PLACEHOLDER_SECRETS:
-        raise ImproperlyConfigured(
-            f"{env_name} must be set to a real secret when CARRIL_ENV=production"
-        )
+    if production:
+        production_secret_check(env_name=env_name, value=value)
     if value:
         return value
     path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:

@@ -86,6 +86,13 @@ class DatasetInvalid(CarrilWebError):
     status = 400
 
 
+class ImageTooLarge(CarrilWebError):
+    """An image has more pixels than this server accepts."""
+
+    code = "IMAGE_TOO_LARGE"
+    status = 400
+
+
 class WeightsRejected(CarrilWebError):
     """The weights file is not a loadable, safe ultralytics checkpoint."""
 
@@ -144,6 +151,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
         NotFound,
         Conflict,
         DatasetInvalid,
+        ImageTooLarge,
         WeightsRejected,
         NoServingModel,
         GpuServiceUnavailable,

@@ -7,17 +7,19 @@ must come from the environment, cookies are Secure, DEBUG is off.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from carril_web.env import (
-    PLACEHOLDER_SECRETS,
     env_float,
     env_int,
     env_list,
     env_str,
+    private_file_create,
+    production_secret_check,
     secret_from_env_or_file,
     storage_root,
 )
@@ -49,10 +51,17 @@ CSRF_TRUSTED_ORIGINS = env_list("CARRIL_CSRF_TRUSTED_ORIGINS", default=[])
 # GPU service writes in dev), so the web app may start before the GPU service.
 CARRIL_GPU_SERVICE_URL = env_str("CARRIL_GPU_SERVICE_URL", default="http://127.0.0.1:8001")
 CARRIL_GPU_SERVICE_TIMEOUT_S = env_float("CARRIL_GPU_SERVICE_TIMEOUT_S", default=5.0)
-if PRODUCTION and env_str("CARRIL_GPU_SERVICE_TOKEN", default="").lower() in PLACEHOLDER_SECRETS:
-    raise ImproperlyConfigured(
-        "CARRIL_GPU_SERVICE_TOKEN must be set to a real secret when CARRIL_ENV=production"
+if PRODUCTION:
+    production_secret_check(
+        env_name="CARRIL_GPU_SERVICE_TOKEN", value=env_str("CARRIL_GPU_SERVICE_TOKEN", default="")
     )
+
+# /metrics: with a token, only `Authorization: Bearer <token>` reads it (Prometheus'
+# `credentials_file`). In production without one, nobody does: the published port never
+# serves metrics to anyone who asks.
+CARRIL_METRICS_TOKEN = env_str("CARRIL_METRICS_TOKEN", default="").strip()
+if PRODUCTION and CARRIL_METRICS_TOKEN:
+    production_secret_check(env_name="CARRIL_METRICS_TOKEN", value=CARRIL_METRICS_TOKEN)
 
 # Upload and dataset caps.
 CARRIL_UPLOAD_MAX_BYTES = env_int("CARRIL_UPLOAD_MAX_BYTES", default=2 * 1024**3)
@@ -61,7 +70,30 @@ CARRIL_DATASET_MAX_UNCOMPRESSED_BYTES = env_int(
 )
 CARRIL_DATASET_MAX_FILES = env_int("CARRIL_DATASET_MAX_FILES", default=200_000)
 CARRIL_DATASET_MAX_RATIO = env_float("CARRIL_DATASET_MAX_RATIO", default=200.0)
+# Threads per web process that validate received datasets (ADR 0025).
+CARRIL_DATASET_VALIDATION_THREADS = max(1, env_int("CARRIL_DATASET_VALIDATION_THREADS", default=1))
 CARRIL_INFER_MAX_IMAGES = env_int("CARRIL_INFER_MAX_IMAGES", default=100)
+# Pixel caps, checked from each image's header before anything decodes it.
+CARRIL_INFER_MAX_PIXELS = env_int("CARRIL_INFER_MAX_PIXELS", default=40_000_000)
+CARRIL_DATASET_MAX_PIXELS = env_int("CARRIL_DATASET_MAX_PIXELS", default=64_000_000)
+
+# API tokens expire this many days after they are issued.
+CARRIL_TOKEN_TTL_DAYS = env_int("CARRIL_TOKEN_TTL_DAYS", default=90)
+if CARRIL_TOKEN_TTL_DAYS < 1:
+    raise ImproperlyConfigured("CARRIL_TOKEN_TTL_DAYS must be at least 1")
+
+# Failed sign-ins (UI, admin, API token endpoint), counted in the database by
+# django-axes per username and per client address (accounts/throttling.py, ADR 0024).
+CARRIL_LOGIN_FAILURE_LIMIT = env_int("CARRIL_LOGIN_FAILURE_LIMIT", default=10)
+CARRIL_LOGIN_COOLOFF_S = env_int("CARRIL_LOGIN_COOLOFF_S", default=900)
+# How many reverse proxies in front append to X-Forwarded-For (1 behind the Compose TLS
+# proxy); 0 counts failures against the connection's address and ignores the header.
+CARRIL_TRUSTED_PROXIES = env_int("CARRIL_TRUSTED_PROXIES", default=0)
+if CARRIL_LOGIN_FAILURE_LIMIT < 1 or CARRIL_LOGIN_COOLOFF_S < 1 or CARRIL_TRUSTED_PROXIES < 0:
+    raise ImproperlyConfigured(
+        "CARRIL_LOGIN_FAILURE_LIMIT and CARRIL_LOGIN_COOLOFF_S must be at least 1, "
+        "CARRIL_TRUSTED_PROXIES at least 0"
+    )
 
 # The reconciler loop.
 CARRIL_RECONCILE_INTERVAL_S = env_float("CARRIL_RECONCILE_INTERVAL_S", default=2.0)
@@ -75,6 +107,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "axes",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -98,6 +131,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as axes asks: it turns a sign-in it refused into the throttled response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "carril_web.urls"
@@ -125,6 +160,12 @@ DATABASES = {
         conn_max_age=60,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3" and DATABASES["default"][
+    "NAME"
+] not in ("", ":memory:"):
+    # SQLite would create the file with the process umask (often world-readable): it
+    # holds password hashes and sessions, so it is created private first.
+    private_file_create(Path(DATABASES["default"]["NAME"]))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -132,7 +173,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    {"NAME": "accounts.password.RevokeApiTokensOnPasswordChange"},
 ]
+AUTHENTICATION_BACKENDS = [
+    "accounts.throttling.RequestOnlyAxesBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = CARRIL_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(seconds=CARRIL_LOGIN_COOLOFF_S)
+# Either count reaching the limit throttles: one account guessed from many addresses,
+# or many accounts guessed from one address.
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "accounts.throttling.client_address"
+AXES_LOCKOUT_CALLABLE = "accounts.throttling.throttled_response"
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # successful sign-ins are not an audit trail we keep here
+AXES_HTTP_RESPONSE_CODE = 429
+
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"

@@ -9,6 +9,12 @@ from django.conf import settings
 from django.db import models
 
 
+class DatasetState(models.TextChoices):
+    VALIDATING = "validating"  # received; being checked outside the request (ADR 0025)
+    READY = "ready"  # valid, stored under datasets/<id>/, usable for training
+    INVALID = "invalid"  # refused; `report` says why, no files are kept
+
+
 class Dataset(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(
@@ -21,6 +27,14 @@ class Dataset(models.Model):
     report = models.JSONField(default=dict)
     size_bytes = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    state = models.CharField(
+        max_length=16, choices=DatasetState.choices, default=DatasetState.READY
+    )
+    # While validating: {"stage": "extracting" | "checking", "done": n, "total": m}.
+    progress = models.JSONField(default=dict, blank=True)
+    # Which process validates it, until when (renewed as it goes); a lapsed claim means
+    # that process died and another one takes the validation over.
+    claimed_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

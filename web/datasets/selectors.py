@@ -8,6 +8,7 @@ from typing import Any
 
 from accounts.services import user_sees_everything
 from carril_web.errors import NotFound
+from carril_web.paths import file_under
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
@@ -35,11 +36,11 @@ def dataset_get(*, user: AbstractBaseUser, dataset_id: uuid.UUID | str) -> Datas
 
 def dataset_image_path(*, dataset: Dataset, split: str, name: str) -> Path:
     """An image file of this dataset, refusing anything that resolves elsewhere."""
-    if split not in SPLITS or "/" in name or "\\" in name or name.startswith("."):
+    if split not in SPLITS or "/" in name or name.startswith("."):
         raise NotFound()
-    folder = (dataset.path / "images" / split).resolve()
-    path = (folder / name).resolve()
-    if path.parent != folder or path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
+    folder = dataset.path / "images" / split
+    path = file_under(root=folder, relpath=name)
+    if path is None or path.parent != folder.resolve() or path.suffix.lower() not in IMAGE_SUFFIXES:
         raise NotFound()
     return path
 

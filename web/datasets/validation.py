@@ -1,14 +1,16 @@
-"""Checking a dataset: `data.yaml` with a safe loader, every image decodes, every label
-line is `class cx cy w h` with a class in range and four finite coordinates in [0, 1]."""
+"""Checking a dataset: `data.yaml` with a safe loader, every image within the pixel cap
+(read from its header) and decoding, every label line is `class cx cy w h` with a class
+in range and four finite coordinates in [0, 1]."""
 
 from __future__ import annotations
 
 import math
-import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
+from carril_web.images import NotAnImage, TooManyPixels, image_header_read
 from PIL import Image
 
 from datasets.layout import FoundSplits
@@ -16,8 +18,6 @@ from datasets.report import Report, SplitCounts
 
 MAX_YAML_BYTES = 256 * 1024
 MAX_LABEL_BYTES = 4 * 1024 * 1024
-# Pillow refuses images past this many pixels (decompression bombs) instead of warning.
-Image.MAX_IMAGE_PIXELS = 16_000 * 16_000
 
 
 def classes_from_yaml(*, path: Path, report: Report) -> list[str]:
@@ -64,8 +64,18 @@ def _names(raw: Any) -> list[str] | None:
     return [str(v).strip() for v in values]
 
 
-def splits_validate(*, found: FoundSplits, classes: list[str], report: Report) -> None:
+def splits_validate(
+    *,
+    found: FoundSplits,
+    classes: list[str],
+    report: Report,
+    max_pixels: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
+    """Check every sample; `progress(done, total)` is called after each image."""
     report.auto_split = found.auto_split
+    total = sum(len(found.splits.get(split, [])) for split in ("train", "val", "test"))
+    done = 0
     for orphan in found.orphan_labels:
         report.warn(code="label_without_image", message="label file with no image", file=orphan)
     for split in ("train", "val", "test"):
@@ -75,7 +85,10 @@ def splits_validate(*, found: FoundSplits, classes: list[str], report: Report) -
         report.splits[split] = counts
         for sample in found.splits[split]:
             counts.images += 1
-            _image_check(sample.image, rel=sample.rel_image, report=report)
+            _image_check(sample.image, rel=sample.rel_image, report=report, max_pixels=max_pixels)
+            done += 1
+            if progress is not None:
+                progress(done, total)
             if sample.label is None:
                 counts.background_images += 1
                 continue
@@ -97,14 +110,25 @@ def splits_validate(*, found: FoundSplits, classes: list[str], report: Report) -
             report.problem(code="split_empty", message=f"the {split} split has no images")
 
 
-def _image_check(path: Path, *, rel: str, report: Report) -> None:
+def _image_check(path: Path, *, rel: str, report: Report, max_pixels: int) -> None:
+    # The header first: a decompression bomb is refused before a pixel is allocated.
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(path) as img:
-                img.verify()
-            with Image.open(path) as img:
-                img.load()
+        image_header_read(path=path, max_pixels=max_pixels)
+    except TooManyPixels as exc:
+        report.problem(
+            code="image_too_large",
+            message=f"{exc}; at most {max_pixels} pixels per image (CARRIL_DATASET_MAX_PIXELS)",
+            file=rel,
+        )
+        return
+    except NotAnImage as exc:
+        report.problem(code="image_undecodable", message=f"image does not decode: {exc}", file=rel)
+        return
+    try:
+        with Image.open(path) as img:
+            img.verify()
+        with Image.open(path) as img:
+            img.load()
     except Exception as exc:
         report.problem(code="image_undecodable", message=f"image does not decode: {exc}", file=rel)
 

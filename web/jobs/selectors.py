@@ -11,6 +11,7 @@ from typing import Any
 
 from accounts.services import user_sees_everything
 from carril_web.errors import NotFound
+from carril_web.paths import file_under
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -111,11 +112,8 @@ def job_log_tail(*, job: Job, lines: int = 200) -> list[str]:
 def job_artifact_path(*, job: Job, relpath: str) -> Path:
     """A file inside the job's folder, refusing anything that resolves outside it."""
     folder = job_dir(job=job)
-    if folder is None or not relpath or relpath.startswith(("/", "\\")):
-        raise NotFound()
-    root = folder.resolve()
-    path = (root / relpath).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
+    path = None if folder is None else file_under(root=folder, relpath=relpath)
+    if path is None:
         raise NotFound()
     return path
 
@@ -181,12 +179,24 @@ def gpus_overview(*, user: AbstractBaseUser) -> dict[str, Any]:
     visible = {
         str(job.id): job for job in jobs_visible_to(user=user).filter(id__in=_job_ids(holder_ids))
     }
+    # Nobody sees another user's GPU job ids: a lane says how busy it is, and each job on
+    # it is described only if the user may see that job (their own, or staff).
     gpus = []
     for gpu in snapshot.get("gpus", []):
-        holders = (gpu.get("lane") or {}).get("holders", [])
-        gpus.append({**gpu, "jobs": [_job_brief(visible.get(h)) for h in holders]})
+        lane = gpu.get("lane") or {}
+        holders = lane.get("holders", [])
+        gpus.append(
+            {
+                **{k: v for k, v in gpu.items() if k != "lane"},
+                "lane": {"capacity": lane.get("capacity"), "busy": len(holders)},
+                "jobs": [_job_brief(visible.get(h)) for h in holders],
+            }
+        )
     queue = [
-        {**queued, "job": _job_brief(visible.get(queued.get("id")))}
+        {
+            **{k: v for k, v in queued.items() if k != "id"},
+            "job": _job_brief(visible.get(queued.get("id"))),
+        }
         for queued in snapshot.get("queue", [])
     ]
     return {

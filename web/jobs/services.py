@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from carril_web.errors import Conflict, NotFound, ValidationFailed
-from datasets.models import Dataset
+from datasets.models import Dataset, DatasetState
 from datasets.selectors import dataset_get
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -28,12 +28,13 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 from observability.request_id import request_id_get
-from PIL import Image
 from registry.models import ModelVersion, Stage
 from registry.selectors import model_version_get
+from registry.visibility import model_version_visible_to
 
 from gpu_service.contract import ARCHITECTURES, IMGSZ_MAX, IMGSZ_MIN, IMGSZ_MULTIPLE
 from jobs import delivery, reconciler
+from jobs.images import inference_image_check
 from jobs.models import Job, JobKind, JobState
 
 logger = logging.getLogger(__name__)
@@ -70,12 +71,14 @@ def seeds_problem(seeds: list[int]) -> str | None:
     return None
 
 
-def training_base_resolve(*, model: str) -> ModelVersion | None:
-    """None for an architecture name; else the model version to fine-tune (by id)."""
+def training_base_resolve(*, user: AbstractBaseUser, model: str) -> ModelVersion | None:
+    """None for an architecture name; else the model version to fine-tune (by id), one
+    `user` may see: another user's candidate is answered like a missing version
+    (registry/visibility.py)."""
     if model in ARCHITECTURES:
         return None
     try:
-        version = model_version_get(version_id=model)
+        version = model_version_get(user=user, version_id=model)
     except NotFound as exc:
         choices = ", ".join(ARCHITECTURES)
         message = f"An architecture ({choices}) or a model version id."
@@ -115,7 +118,11 @@ def job_create_training(
         dataset = dataset_get(user=owner, dataset_id=dataset_id)
     except NotFound as exc:
         raise ValidationFailed(details={"fields": {"dataset": ["No such dataset."]}}) from exc
-    base_version = training_base_resolve(model=model)
+    if dataset.state != DatasetState.READY:
+        raise ValidationFailed(
+            details={"fields": {"dataset": [f"The dataset is {dataset.state}; it must be ready."]}}
+        )
+    base_version = training_base_resolve(user=owner, model=model)
     spec: dict[str, Any] = {
         "dataset": str(dataset.path),
         "model": base_version.fingerprint if base_version else model,
@@ -148,6 +155,9 @@ def job_create_inference(
     imgsz: int,
 ) -> Job:
     """Store the images where the GPU service can read them, then create the job."""
+    if not model_version_visible_to(user=owner, version=version):
+        # Another user's candidate (registry/visibility.py): like a missing version.
+        raise NotFound("No such model version.")
     if not images:
         raise ValidationFailed(details={"fields": {"images": ["At least one image."]}})
     if len(images) > settings.CARRIL_INFER_MAX_IMAGES:
@@ -189,13 +199,7 @@ def _image_store(upload: UploadedFile, *, folder: Path, index: int) -> Path:
     with open(path, "wb") as out:
         for chunk in upload.chunks():
             out.write(chunk)
-    try:
-        with Image.open(path) as img:
-            img.verify()
-    except Exception as exc:
-        raise ValidationFailed(
-            f"{upload.name} is not an image.", details={"fields": {"images": [upload.name]}}
-        ) from exc
+    inference_image_check(path=path, name=upload.name or path.name)
     path.chmod(0o644)
     return path
 

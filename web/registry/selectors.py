@@ -1,4 +1,5 @@
-"""Reads for the registry. Every signed-in user may read it; administrators change it."""
+"""Reads for the registry, scoped by the tenant rule (registry/visibility.py);
+administrators change it."""
 
 from __future__ import annotations
 
@@ -8,25 +9,30 @@ from typing import TYPE_CHECKING
 
 from carril_web.errors import NoServingModel, NotFound
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 
 from registry.models import ModelEvent, ModelVersion, Stage
+from registry.visibility import model_versions_visible_to
 
 if TYPE_CHECKING:
     from jobs.models import Job
 
 
-def model_versions_list(*, stage: str | None = None) -> QuerySet[ModelVersion]:
-    versions = ModelVersion.objects.select_related("source_job", "created_by")
+def model_versions_list(
+    *, user: AbstractBaseUser, stage: str | None = None
+) -> QuerySet[ModelVersion]:
+    versions = model_versions_visible_to(user=user).select_related("source_job", "created_by")
     if stage:
         versions = versions.filter(stage=stage)
     return versions
 
 
-def model_version_get(*, version_id: uuid.UUID | str) -> ModelVersion:
+def model_version_get(*, user: AbstractBaseUser, version_id: uuid.UUID | str) -> ModelVersion:
+    """The version, or NotFound: another user's candidate answers like a missing one."""
     try:
-        return ModelVersion.objects.get(id=version_id)
+        return model_versions_visible_to(user=user).get(id=version_id)
     except (ModelVersion.DoesNotExist, ValueError, TypeError, DjangoValidationError) as exc:
         raise NotFound("No such model version.") from exc
 
@@ -38,11 +44,13 @@ def model_version_serving() -> ModelVersion:
     return version
 
 
-def model_version_for_inference(*, version_id: uuid.UUID | str | None) -> ModelVersion:
+def model_version_for_inference(
+    *, user: AbstractBaseUser, version_id: uuid.UUID | str | None
+) -> ModelVersion:
     """The chosen version, or the serving one; retired versions are not offered."""
     if version_id in (None, ""):
         return model_version_serving()
-    version = model_version_get(version_id=version_id)
+    version = model_version_get(user=user, version_id=version_id)
     if version.stage == Stage.RETIRED:
         raise NotFound("That model version is retired.")
     return version
@@ -53,10 +61,13 @@ def model_version_of_job(*, job: Job) -> ModelVersion | None:
     return ModelVersion.objects.filter(source_job=job).first()
 
 
-def model_events_recent(*, limit: int = 50) -> QuerySet[ModelEvent]:
-    return ModelEvent.objects.select_related("model_version", "actor").order_by("-created_at")[
-        :limit
-    ]
+def model_events_recent(*, user: AbstractBaseUser, limit: int = 50) -> QuerySet[ModelEvent]:
+    """The latest stage changes of the versions `user` sees (the tenant rule)."""
+    return (
+        ModelEvent.objects.filter(model_version__in=model_versions_visible_to(user=user))
+        .select_related("model_version", "actor")
+        .order_by("-created_at")[:limit]
+    )
 
 
 def model_version_events(*, version: ModelVersion) -> QuerySet[ModelEvent]:

@@ -29,6 +29,7 @@ def dataset_row(*, dataset: Any) -> dict[str, Any]:
         "instances": totals.get("instances", sum(s.get("instances", 0) for s in splits.values())),
         "created_at": dataset.created_at,
         "owner": getattr(dataset, "owner", ""),
+        "state": getattr(dataset, "state", "ready"),
     }
 
 
@@ -126,10 +127,10 @@ def job_row(*, job: Any) -> dict[str, Any]:
 # ---- GPUs ----
 
 
-def _brief(*, brief: dict[str, Any] | None, job_id: str | None) -> dict[str, Any]:
+def _brief(*, brief: dict[str, Any] | None) -> dict[str, Any]:
     if not brief or not brief.get("visible"):
         # Someone else's job, or one the web app did not submit: only that it is busy.
-        return {"label": f"job {(job_id or '')[:8]}", "url": None}
+        return {"label": "busy (another user's job)", "url": None}
     return {
         "label": f"{brief['kind']} job {brief['id'][:8]} ({brief['state']})",
         "url": reverse("ui:job_detail", kwargs={"job_id": brief["id"]}),
@@ -142,21 +143,14 @@ def gpus_view(*, overview: dict[str, Any]) -> dict[str, Any]:
     for gpu in overview.get("gpus") or []:
         total = gpu.get("memory_total_mib") or 0
         used = gpu.get("memory_used_mib") or 0
-        holder_ids = (gpu.get("lane") or {}).get("holders") or []
-        briefs = gpu.get("jobs") or [None] * len(holder_ids)
         gpus.append(
             {
                 **gpu,
                 "memory_pct": round(100.0 * used / total) if total else 0,
-                "holders": [
-                    _brief(brief=b, job_id=h) for b, h in zip(briefs, holder_ids, strict=False)
-                ],
+                "holders": [_brief(brief=b) for b in gpu.get("jobs") or []],
             }
         )
-    queue = [
-        {**item, **_brief(brief=item.get("job"), job_id=item.get("id"))}
-        for item in overview.get("queue") or []
-    ]
+    queue = [{**item, **_brief(brief=item.get("job"))} for item in overview.get("queue") or []]
     fetched_at = overview.get("fetched_at")
     return {
         "runtime": overview.get("runtime"),

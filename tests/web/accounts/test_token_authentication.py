@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from accounts import authentication
+from accounts import authentication, token_cache
 from accounts.models import ApiToken
 from accounts.services import api_token_create, api_token_revoke
 from django.utils import timezone
@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 def clock(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
     """A monotonic clock the test moves by hand."""
     now = SimpleNamespace(value=1000.0)
-    monkeypatch.setattr(authentication, "time", SimpleNamespace(monotonic=lambda: now.value))
+    monkeypatch.setattr(token_cache, "time", SimpleNamespace(monotonic=lambda: now.value))
     return now
 
 

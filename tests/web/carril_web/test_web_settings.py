@@ -8,11 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 PRINT = (
     "import django; django.setup(); from django.conf import settings as s; "
     "print(s.DEBUG, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SESSION_COOKIE_HTTPONLY)"
 )
+
+
+# Strong enough for production: what the operations guide tells people to generate.
+KEY = "Zq3v8-NwLx0pT_5yGk1uRbH7mA2sEc9dJf4hVo6iWn_X"
+TOKEN = "P7nVw2_qXk9LzT4sYb0mRc8HdJ5uEa1gFo3iKl6tNp-Q"
 
 
 def start(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -35,13 +42,13 @@ def start(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_production_refuses_to_start_without_a_secret_key(tmp_path):
-    result = start(tmp_path, CARRIL_ENV="production", CARRIL_GPU_SERVICE_TOKEN="t" * 32)
+    result = start(tmp_path, CARRIL_ENV="production", CARRIL_GPU_SERVICE_TOKEN=TOKEN)
     assert result.returncode != 0
     assert "CARRIL_SECRET_KEY" in result.stderr
 
 
 def test_production_refuses_to_start_without_the_gpu_service_token(tmp_path):
-    result = start(tmp_path, CARRIL_ENV="production", CARRIL_SECRET_KEY="k" * 50)
+    result = start(tmp_path, CARRIL_ENV="production", CARRIL_SECRET_KEY=KEY)
     assert result.returncode != 0
     assert "CARRIL_GPU_SERVICE_TOKEN" in result.stderr
 
@@ -51,26 +58,26 @@ def test_production_refuses_the_placeholder_secrets_of_the_env_example(tmp_path)
         tmp_path,
         CARRIL_ENV="production",
         CARRIL_SECRET_KEY="changethis",
-        CARRIL_GPU_SERVICE_TOKEN="t" * 32,
+        CARRIL_GPU_SERVICE_TOKEN=TOKEN,
     )
     assert secret.returncode != 0
-    assert "CARRIL_SECRET_KEY must be set to a real secret" in secret.stderr
+    assert "CARRIL_SECRET_KEY is too weak" in secret.stderr
     token = start(
         tmp_path,
         CARRIL_ENV="production",
-        CARRIL_SECRET_KEY="k" * 50,
+        CARRIL_SECRET_KEY=KEY,
         CARRIL_GPU_SERVICE_TOKEN="changethis",
     )
     assert token.returncode != 0
-    assert "CARRIL_GPU_SERVICE_TOKEN must be set to a real secret" in token.stderr
+    assert "CARRIL_GPU_SERVICE_TOKEN is too weak" in token.stderr
 
 
 def test_production_sets_secure_cookies_and_no_debug(tmp_path):
     result = start(
         tmp_path,
         CARRIL_ENV="production",
-        CARRIL_SECRET_KEY="k" * 50,
-        CARRIL_GPU_SERVICE_TOKEN="t" * 32,
+        CARRIL_SECRET_KEY=KEY,
+        CARRIL_GPU_SERVICE_TOKEN=TOKEN,
         CARRIL_DEBUG="1",
     )
     assert result.returncode == 0, result.stderr
@@ -91,3 +98,43 @@ def test_a_bad_number_in_the_environment_is_refused_by_name(tmp_path):
     result = start(tmp_path, CARRIL_UPLOAD_MAX_BYTES="lots")
     assert result.returncode != 0
     assert "CARRIL_UPLOAD_MAX_BYTES" in result.stderr
+
+
+WEAK = {
+    "too_short": "Zq3v8-NwLx0pT_5yGk1uRb",
+    "one_character": "k" * 50,
+    "a_repeated_word": "password1234" * 4,
+    "a_repeated_pattern": "abcdefgh" * 8,
+}
+
+
+@pytest.mark.parametrize("case", sorted(WEAK))
+@pytest.mark.parametrize(
+    "name", ["CARRIL_SECRET_KEY", "CARRIL_GPU_SERVICE_TOKEN", "CARRIL_METRICS_TOKEN"]
+)
+def test_production_refuses_weak_secrets_not_only_placeholders(tmp_path, case, name):
+    env = {"CARRIL_SECRET_KEY": KEY, "CARRIL_GPU_SERVICE_TOKEN": TOKEN, name: WEAK[case]}
+    result = start(tmp_path, CARRIL_ENV="production", **env)
+    assert result.returncode != 0
+    assert f"{name} is too weak" in result.stderr
+    assert WEAK[case] not in result.stderr  # the refusal never repeats the secret
+
+
+@pytest.mark.parametrize("nbytes", [24, 32, 48])
+def test_production_accepts_generated_secrets(tmp_path, nbytes):
+    import secrets
+
+    env = {
+        "CARRIL_SECRET_KEY": secrets.token_urlsafe(nbytes),
+        "CARRIL_GPU_SERVICE_TOKEN": secrets.token_hex(nbytes),
+        "CARRIL_METRICS_TOKEN": secrets.token_urlsafe(nbytes),
+    }
+    result = start(tmp_path, CARRIL_ENV="production", **env)
+    assert result.returncode == 0, result.stderr
+
+
+def test_dev_creates_its_sqlite_database_and_secrets_readable_by_the_owner_only(tmp_path):
+    assert start(tmp_path).returncode == 0
+    for path in (tmp_path / "web.sqlite3", tmp_path / "secrets" / "django_secret_key"):
+        assert oct(path.stat().st_mode & 0o777) == "0o600", path
+    assert oct((tmp_path / "secrets").stat().st_mode & 0o777) == "0o700"

@@ -15,8 +15,19 @@ URL = "/api/v1/datasets/"
 
 
 def upload(client, path: Path, *, name: str = "shapes"):
+    """Upload, then validate as the background thread would, then read the dataset back.
+
+    Returns the upload's own answer if it was refused outright (413, a missing name),
+    else the dataset as a poll reads it once validation is over."""
+    from datasets.services import dataset_validate
+
     with open(path, "rb") as handle:
-        return client.post(URL, {"name": name, "file": handle}, format="multipart")
+        received = client.post(URL, {"name": name, "file": handle}, format="multipart")
+    if received.status_code != 202:
+        return received
+    assert received.json()["state"] == "validating"
+    dataset_validate(dataset_id=received.json()["id"])
+    return client.get(received.json()["url"])
 
 
 def leftovers(storage: Path) -> list[Path]:
@@ -30,8 +41,9 @@ def leftovers(storage: Path) -> list[Path]:
 
 def test_it_stores_a_good_dataset_with_two_splits(owner_api, tmp_path, storage):
     response = upload(owner_api, z.good_zip(tmp_path / "good.zip"))
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 200, response.json()
     body = response.json()
+    assert body["state"] == "ready"
     assert body["classes"] == ["square", "disc"]
     assert body["splits"]["train"]["images"] == 3
     assert body["splits"]["val"]["instances"] == 6
@@ -72,7 +84,7 @@ def test_it_accepts_the_split_folder_layout_inside_a_top_folder(owner_api, tmp_p
             files[f"shapes/{alias}/images/{i}.png"] = z.png()
             files[f"shapes/{alias}/labels/{i}.txt"] = "1 0.5 0.5 0.5 0.5\n"
     response = upload(owner_api, z.write_zip(tmp_path / "layout.zip", files))
-    assert response.status_code == 201, response.json()
+    assert response.json()["state"] == "ready", response.json()
     assert response.json()["splits"]["val"]["instances"] == 2
 
 
@@ -91,6 +103,20 @@ BAD_CASES = {
     "undecodable_image": (
         lambda p: z.write_zip(p, {**z.good_files(), "images/train/train_0.png": b"\x89PNG broken"}),
         "image_undecodable",
+    ),
+    "decompression_bomb_image": (
+        lambda p: z.write_zip(p, {**z.good_files(), "images/train/train_0.png": z.png_bomb()}),
+        "image_too_large",
+    ),
+    "forged_header_past_pillows_bound": (
+        lambda p: z.write_zip(
+            p,
+            {
+                **z.good_files(),
+                "images/train/train_0.png": z.png_header_only(width=100_000, height=100_000),
+            },
+        ),
+        "image_too_large",
     ),
     "class_out_of_range": (lambda p: z.with_label(p, "5 0.5 0.5 0.1 0.1"), "class_out_of_range"),
     "nan_coordinate": (lambda p: z.with_label(p, "0 nan 0.5 0.1 0.1"), "label_coordinates"),
@@ -124,10 +150,9 @@ def test_it_refuses_a_bad_upload_with_its_report_and_leaves_no_files(
     settings.CARRIL_DATASET_MAX_FILES = 30
     build, expected_code = BAD_CASES[case]
     response = upload(owner_api, build(tmp_path / f"{case}.zip"))
-    assert response.status_code == 400, response.content
-    error = response.json()["error"]
-    assert error["code"] == "DATASET_INVALID"
-    report = error["details"]["report"]
+    assert response.status_code == 200, response.content
+    assert response.json()["state"] == "invalid"
+    report = response.json()["report"]
     assert report["valid"] is False
     codes = {problem["code"] for problem in report["problems"]}
     if expected_code is not None:
@@ -135,12 +160,12 @@ def test_it_refuses_a_bad_upload_with_its_report_and_leaves_no_files(
     else:
         assert codes & {"absolute_path", "path_traversal"}
     assert leftovers(storage) == []
-    assert not Dataset.objects.exists()
+    assert Dataset.objects.get().state == "invalid"  # kept with its report, no files
 
 
 def test_the_report_names_the_file_and_line_of_a_bad_label(owner_api, tmp_path):
     response = upload(owner_api, z.with_label(tmp_path / "bad.zip", "7 0.5 0.5 0.1 0.1"))
-    problem = response.json()["error"]["details"]["report"]["problems"][0]
+    problem = response.json()["report"]["problems"][0]
     assert problem["file"] == "labels/train/train_1.txt"
     assert problem["line"] == 2
 
@@ -148,7 +173,7 @@ def test_the_report_names_the_file_and_line_of_a_bad_label(owner_api, tmp_path):
 def test_it_refuses_more_uncompressed_bytes_than_the_cap(owner_api, tmp_path, settings, storage):
     settings.CARRIL_DATASET_MAX_UNCOMPRESSED_BYTES = 100
     response = upload(owner_api, z.good_zip(tmp_path / "big.zip"))
-    codes = {p["code"] for p in response.json()["error"]["details"]["report"]["problems"]}
+    codes = {p["code"] for p in response.json()["report"]["problems"]}
     assert "too_large_uncompressed" in codes
     assert leftovers(storage) == []
 

@@ -69,7 +69,14 @@ def test_a_large_upload_does_not_grow_the_workers_memory(tmp_path):
                 files={"file": handle},
                 timeout=300,
             )
-        assert response.status_code == 400  # no data.yaml: refused, after streaming it all
+        assert response.status_code == 202  # received; validated by a background thread
+        url = f"{base}{response.json()['url']}"
+        dataset = stack.wait_until(
+            lambda: (d := httpx.get(url, headers=headers).json())["state"] != "validating" and d,
+            timeout_s=300,
+            what="the background validation to end",
+        )
+        assert dataset["state"] == "invalid"  # no data.yaml: refused, after streaming it all
         grown_mib = (peak_rss_kib(worker) - before) / 1024
         assert grown_mib < UPLOAD_MIB / 4, f"worker peak memory grew {grown_mib:.0f} MiB"
         # The temporary file goes when the request ends, which under gunicorn's threads

@@ -1,5 +1,6 @@
 """A model version's own page: its figures, its stage history, its source, and its
-weights download, for every signed-in user (the registry is readable by all)."""
+weights download, for every signed-in user who may see the version (the tenant rule,
+registry/visibility.py: another user's candidate or retired version answers 404)."""
 
 from __future__ import annotations
 
@@ -49,19 +50,33 @@ def test_it_shows_the_version_s_metrics_history_and_source(
     assert 'data-testid="weights-download"' in html
 
 
-def test_someone_else_s_training_is_named_but_not_linked(
+def test_someone_else_s_serving_training_is_named_but_not_linked(
     other_client: Client, finished_training: Job
 ) -> None:
     version = _version_of(finished_training)
+    ModelVersion.objects.filter(id=version.id).update(stage="serving")  # everyone's now
     html = other_client.get(reverse("ui:model_version", kwargs={"version_id": version.id}))
     assert html.status_code == 200
     assert 'data-testid="version-source"' not in html.content.decode()
 
 
-def test_any_signed_in_user_downloads_the_weights_under_a_lasting_name(
+@pytest.mark.parametrize("stage", ["candidate", "retired"])
+@pytest.mark.parametrize("name", ["ui:model_version", "ui:model_weights"])
+def test_someone_else_s_candidate_or_retired_version_is_a_404(
+    name: str, stage: str, other_client: Client, finished_training: Job, storage: Path
+) -> None:
+    version = _version_of(finished_training)
+    _store_weights(storage, version)
+    ModelVersion.objects.filter(id=version.id).update(stage=stage)
+    response = other_client.get(reverse(name, kwargs={"version_id": version.id}))
+    assert response.status_code == 404
+
+
+def test_any_user_who_sees_the_version_downloads_the_weights_under_a_lasting_name(
     other_client: Client, finished_training: Job, storage: Path
 ) -> None:
     version = _version_of(finished_training)
+    ModelVersion.objects.filter(id=version.id).update(stage="serving")
     data = _store_weights(storage, version)
     response = other_client.get(reverse("ui:model_weights", kwargs={"version_id": version.id}))
     assert response.status_code == 200

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from accounts.models import ApiToken
-from accounts.services import api_token_create, api_token_revoke
+from accounts.services import IssuedToken, api_token_create, api_token_obtain, api_token_revoke
+from accounts.throttling import sign_in_succeeded
 from carril_web.errors import Unauthorized
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
@@ -11,20 +12,28 @@ from rest_framework import status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from api.serializers import TokenCreateIn, TokenObtainIn, TokenObtainOut, TokenOut
 
 
-class PasswordThrottle(AnonRateThrottle):
-    rate = "20/min"
+def _issued(issued: IssuedToken) -> dict:
+    return TokenObtainOut(
+        {
+            "token": issued.secret,
+            "id": issued.token.id,
+            "prefix": issued.token.prefix,
+            "name": issued.token.name,
+            "expires_at": issued.token.expires_at,
+        }
+    ).data
 
 
 class TokenObtainView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    throttle_classes = [PasswordThrottle]
+    # Failed passwords are throttled per username and client address by django-axes,
+    # counted in the database for every process (accounts/throttling.py).
 
     @extend_schema(request=TokenObtainIn, responses={200: TokenObtainOut}, auth=[])
     def post(self, request: Request) -> Response:
@@ -37,10 +46,9 @@ class TokenObtainView(APIView):
         )
         if user is None or not user.is_active:
             raise Unauthorized("Wrong username or password.")
-        issued = api_token_create(user=user, name=data.validated_data.get("name", "") or "api")
-        return Response(
-            {"token": issued.secret, "id": issued.token.id, "prefix": issued.token.prefix}
-        )
+        sign_in_succeeded(request=request._request, user=user)
+        issued = api_token_obtain(user=user, name=data.validated_data.get("name", "") or "api")
+        return Response(_issued(issued))
 
 
 class TokensView(APIView):
@@ -54,10 +62,7 @@ class TokensView(APIView):
         data = TokenCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
         issued = api_token_create(user=request.user, name=data.validated_data.get("name", ""))
-        return Response(
-            {"token": issued.secret, "id": issued.token.id, "prefix": issued.token.prefix},
-            status=status.HTTP_201_CREATED,
-        )
+        return Response(_issued(issued), status=status.HTTP_201_CREATED)
 
 
 class TokenRevokeView(APIView):

@@ -1,9 +1,10 @@
-"""Datasets: upload (validated), list, read, delete, sample images."""
+"""Datasets: upload (validated after it is received; poll the dataset), list, read,
+delete, sample images."""
 
 from __future__ import annotations
 
 from datasets.selectors import dataset_get, dataset_image_path, dataset_samples, datasets_visible_to
-from datasets.services import dataset_create_from_upload, dataset_delete
+from datasets.services import dataset_delete, dataset_receive
 from django.http import FileResponse
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -31,16 +32,17 @@ class DatasetsView(APIView):
             serializer=DatasetOut,
         )
 
-    @extend_schema(request=DatasetCreateIn, responses={201: DatasetOut})
+    @extend_schema(request=DatasetCreateIn, responses={202: DatasetOut})
     def post(self, request: Request) -> Response:
         data = DatasetCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
-        dataset = dataset_create_from_upload(
+        dataset = dataset_receive(
             owner=request.user,
             name=data.validated_data["name"],
             upload=data.validated_data["file"],
         )
-        return Response(DatasetOut(dataset).data, status=status.HTTP_201_CREATED)
+        # `validating`: poll the dataset until it is `ready` or `invalid` (with its report).
+        return Response(DatasetOut(dataset).data, status=status.HTTP_202_ACCEPTED)
 
 
 class DatasetDetailView(APIView):

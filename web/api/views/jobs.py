@@ -63,7 +63,9 @@ class InferView(APIView):
         data = InferIn(data={**request.data.dict(), "images": request.FILES.getlist("images")})
         data.is_valid(raise_exception=True)
         params = data.validated_data
-        version = model_version_for_inference(version_id=params.get("model_version"))
+        version = model_version_for_inference(
+            user=request.user, version_id=params.get("model_version")
+        )
         job = job_create_inference(
             owner=request.user,
             version=version,

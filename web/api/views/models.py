@@ -29,7 +29,9 @@ class ModelsView(APIView):
         return paginated(
             request=request,
             view=self,
-            queryset=model_versions_list(stage=request.query_params.get("stage")),
+            queryset=model_versions_list(
+                user=request.user, stage=request.query_params.get("stage")
+            ),
             serializer=ModelVersionOut,
         )
 
@@ -37,7 +39,9 @@ class ModelsView(APIView):
 class ModelDetailView(APIView):
     @extend_schema(responses={200: ModelVersionDetailOut})
     def get(self, request: Request, version_id: str) -> Response:
-        return Response(ModelVersionDetailOut(model_version_get(version_id=version_id)).data)
+        return Response(
+            ModelVersionDetailOut(model_version_get(user=request.user, version_id=version_id)).data
+        )
 
 
 class ModelImportView(APIView):
@@ -65,7 +69,7 @@ class ModelStageView(APIView):
         data.is_valid(raise_exception=True)
         version = model_version_set_stage(
             actor=request.user,
-            version=model_version_get(version_id=version_id),
+            version=model_version_get(user=request.user, version_id=version_id),
             stage=data.validated_data["stage"],
             reason=data.validated_data["reason"],
             require=data.validated_data.get("require"),

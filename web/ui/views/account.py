@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from accounts.models import ApiToken
 from accounts.services import api_token_create, api_token_revoke
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -14,13 +17,17 @@ from django.views.decorators.http import require_GET, require_POST
 from ui.pages import render_page
 
 
-def _render(request: HttpRequest, *, secret: str | None = None) -> HttpResponse:
+def _render(
+    request: HttpRequest, *, secret: str | None = None, new_token: Any = None
+) -> HttpResponse:
     return render_page(
         request,
         "ui/account.html",
         {
             "tokens": ApiToken.objects.filter(user=request.user).order_by("-created_at"),
             "new_secret": secret,
+            "new_token": new_token,
+            "token_ttl_days": settings.CARRIL_TOKEN_TTL_DAYS,
         },
         section="account",
     )
@@ -38,7 +45,7 @@ def account(request: HttpRequest) -> HttpResponse:
 def token_create(request: HttpRequest) -> HttpResponse:
     # Rendered, not redirected: the secret exists only in this one response.
     issued = api_token_create(user=request.user, name=request.POST.get("name", ""))
-    return _render(request, secret=issued.secret)
+    return _render(request, secret=issued.secret, new_token=issued.token)
 
 
 @login_required

@@ -21,7 +21,7 @@ RECENT = 8
 @login_required
 @require_GET
 def infer_new(request: HttpRequest) -> HttpResponse:
-    versions = [v for v in model_versions_list() if v.stage != Stage.RETIRED]
+    versions = [v for v in model_versions_list(user=request.user) if v.stage != Stage.RETIRED]
     serving = next((v for v in versions if v.stage == Stage.SERVING), None)
     recent = jobs_visible_to(user=request.user, kind=JobKind.INFER)[:RECENT]
     return render_page(

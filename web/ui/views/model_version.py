@@ -19,7 +19,7 @@ from ui.views.models import STAGES
 @login_required
 @require_GET
 def model_version_detail(request: HttpRequest, version_id: uuid.UUID) -> HttpResponse:
-    version = registry_selectors.model_version_get(version_id=version_id)
+    version = registry_selectors.model_version_get(user=request.user, version_id=version_id)
     try:
         registry_selectors.model_version_weights_path(version=version)
         has_weights = True
@@ -46,9 +46,9 @@ def model_version_detail(request: HttpRequest, version_id: uuid.UUID) -> HttpRes
 @login_required
 @require_GET
 def model_weights(request: HttpRequest, version_id: uuid.UUID) -> FileResponse:
-    """The version's .pt file. Every signed-in user may read the registry, so every
-    signed-in user may download what it serves."""
-    version = registry_selectors.model_version_get(version_id=version_id)
+    """The version's .pt file, for whoever may see the version (registry/visibility.py):
+    another user's candidate or retired version answers 404 here too."""
+    version = registry_selectors.model_version_get(user=request.user, version_id=version_id)
     try:
         path = registry_selectors.model_version_weights_path(version=version)
     except NotFound as exc:

@@ -23,14 +23,16 @@ STAGES = list(Stage.values)
 @login_required
 @require_GET
 def model_list(request: HttpRequest) -> HttpResponse:
-    versions = [presenters.version_row(version=v) for v in model_versions_list()]
+    versions = [presenters.version_row(version=v) for v in model_versions_list(user=request.user)]
     return render_page(
         request,
         "ui/models/list.html",
         {
             "versions": versions,
             "serving": next((v for v in versions if v["stage"] == "serving"), None),
-            "events": [presenters.event_row(event=e) for e in model_events_recent()],
+            "events": [
+                presenters.event_row(event=e) for e in model_events_recent(user=request.user)
+            ],
             "stages": STAGES,
             "placeholder_id": PLACEHOLDER_ID,
         },
@@ -41,7 +43,7 @@ def model_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def model_stage(request: HttpRequest, version_id: uuid.UUID) -> HttpResponse:
-    version = model_version_get(version_id=version_id)
+    version = model_version_get(user=request.user, version_id=version_id)
     try:
         model_version_set_stage(
             actor=request.user,

@@ -20,11 +20,15 @@ from ui.pages import render_page
 def _form(request: HttpRequest) -> TrainingForm:
     gpus = gpus_overview(user=request.user).get("gpus") or []
     kwargs = {
-        "datasets": [(str(d.id), d.name) for d in datasets_visible_to(user=request.user)],
+        "datasets": [
+            (str(d.id), d.name)
+            for d in datasets_visible_to(user=request.user)
+            if d.state == "ready"
+        ],
         "architectures": list(ARCHITECTURES),
         "versions": [
             (str(v.id), f"{v.name} ({v.stage})")
-            for v in model_versions_list()
+            for v in model_versions_list(user=request.user)
             if v.stage != Stage.RETIRED
         ],
         "max_gpus": len(gpus) or None,
