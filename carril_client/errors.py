@@ -55,7 +55,13 @@ class AuthRefused(ApiError):
 class Forbidden(ApiError):
     """Signed in but not allowed (a role, or a token's scope: `details["scope"]`)."""
 
-    codes = ("FORBIDDEN", "SCOPE_REFUSED", "PERMISSION_DENIED")
+    codes = ("FORBIDDEN", "PERMISSION_DENIED")
+
+
+class ScopeRefused(Forbidden):
+    """The token's scopes do not allow this: `details["scope"]` names the one needed."""
+
+    codes = ("SCOPE_REFUSED",)
 
 
 class NotFound(ApiError):
@@ -119,6 +125,7 @@ _BY_CODE: dict[str, type[ApiError]] = {
         ValidationFailed,
         AuthRefused,
         Forbidden,
+        ScopeRefused,
         NotFound,
         Conflict,
         GateFailed,

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from carril_client.cli import ci, datasets, exits, jobs, models
+from carril_client.cli import ci, datasets, exits, jobs, models, tokens
 from carril_client.cli.common import (
     _GLOBAL,
     JsonOption,
@@ -36,6 +36,7 @@ app = typer.Typer(
 app.add_typer(datasets.app, name="datasets")
 app.add_typer(jobs.app, name="jobs")
 app.add_typer(models.app, name="models")
+app.add_typer(tokens.app, name="tokens")
 app.command("ci-train")(ci.ci_train)
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}

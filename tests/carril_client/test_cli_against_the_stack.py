@@ -162,6 +162,24 @@ def test_infer_writes_the_detections_and_the_annotated_images(ada, trained, tmp_
     assert len(done["files"]) == 3
 
 
+def test_a_scoped_ci_token_is_refused_outside_its_scope_with_exit_3(
+    ada, dataset, trained, tmp_path
+):
+    made = ada.json("tokens", "create", "--name", "ci", "--scopes", "read,train,promote-gated")
+    assert made["scopes"] == ["promote-gated", "read", "train"]
+    ci = {"CARRIL_TOKEN": made["token"]}
+    assert ada.json("datasets", "show", dataset["id"], env=ci)["id"] == dataset["id"]
+    zipped = dataset_zip(path=tmp_path / "more.zip", images_per_split=2)
+    refused = ada.run("datasets", "upload", str(zipped), "--name", "more", env=ci)
+    assert refused.returncode == 3
+    assert "SCOPE_REFUSED" in refused.stderr
+    assert "`datasets`" in refused.stderr
+    version = trained["registered_model_version"]
+    retire = ada.run("models", "retire", version, "-r", "from ci", "--json", env=ci)
+    assert retire.returncode == 3
+    assert json.loads(retire.stdout)["error"]["details"]["scope"] == "models"
+
+
 def test_ci_train_promotes_a_candidate_past_the_gate_and_refuses_one_short_of_it(
     ada, dataset, trained
 ):

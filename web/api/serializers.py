@@ -10,6 +10,7 @@ from registry.models import Stage
 from rest_framework import serializers
 
 from api import documents
+from api.scopes import SCOPES
 
 # --- accounts ---------------------------------------------------------------------------
 
@@ -31,10 +32,22 @@ class TokenObtainOut(serializers.Serializer):
     prefix = serializers.CharField()
     name = serializers.CharField()
     expires_at = serializers.DateTimeField(help_text="CARRIL_TOKEN_TTL_DAYS after creation")
+    scopes = serializers.ListField(
+        child=serializers.CharField(), help_text="empty: all of the user's rights"
+    )
 
 
 class TokenCreateIn(serializers.Serializer):
     name = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(SCOPES)),
+        required=False,
+        allow_empty=False,
+        help_text="administrators: a token limited to these scopes (a CI token)",
+    )
+    user = serializers.CharField(
+        required=False, max_length=150, help_text="administrators: the username it is for"
+    )
 
 
 class TokenOut(serializers.Serializer):
@@ -46,6 +59,7 @@ class TokenOut(serializers.Serializer):
     expires_at = serializers.DateTimeField(allow_null=True)
     revoked_at = serializers.DateTimeField(allow_null=True)
     active = serializers.BooleanField(source="is_active")
+    scopes = serializers.ListField(child=serializers.CharField())
 
 
 # --- datasets ---------------------------------------------------------------------------

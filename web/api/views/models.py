@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from api.pagination import Pages, paginated
 from api.permissions import IsAdministrator
+from api.scopes import TokenScopes
 from api.serializers import ModelImportIn, ModelStageIn, ModelVersionDetailOut, ModelVersionOut
 
 
@@ -46,7 +47,7 @@ class ModelDetailView(APIView):
 
 class ModelImportView(APIView):
     parser_classes = [MultiPartParser]
-    permission_classes = [IsAuthenticated, IsAdministrator]
+    permission_classes = [IsAuthenticated, TokenScopes, IsAdministrator]
 
     @extend_schema(request=ModelImportIn, responses={201: ModelVersionOut})
     def post(self, request: Request) -> Response:
@@ -61,7 +62,7 @@ class ModelImportView(APIView):
 
 
 class ModelStageView(APIView):
-    permission_classes = [IsAuthenticated, IsAdministrator]
+    permission_classes = [IsAuthenticated, TokenScopes, IsAdministrator]
 
     @extend_schema(request=ModelStageIn, responses={200: ModelVersionDetailOut, 409: None})
     def post(self, request: Request, version_id: str) -> Response:
