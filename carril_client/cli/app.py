@@ -5,6 +5,7 @@ refused / the server refused the request, 2 usage, 3 server unreachable or token
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -69,7 +70,9 @@ def login(
             password = sys.stdin.readline().rstrip("\n")
         password = password or typer.prompt("Password", hide_input=True)
         with Client(url) as anonymous:
-            issued = anonymous.token_obtain(username=username, password=password)
+            # One token per machine: signing in again here replaces this machine's token.
+            name = f"carril-cli@{socket.gethostname()}"[:100]
+            issued = anonymous.token_obtain(username=username, password=password, name=name)
         token = issued["token"]
     with Client(url, token=token) as carril:
         carril.tokens_list()  # the token works before it is kept
