@@ -37,6 +37,7 @@ _WRITE_SCOPES: dict[str, str] = {
     "token-revoke": "tokens",
     "webhooks": "webhooks",
     "webhook-detail": "webhooks",
+    "webhook-redeliver": "webhooks",
 }
 ALL = "(a token without scopes)"
 

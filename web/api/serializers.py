@@ -281,3 +281,48 @@ class GpusOut(serializers.Serializer):
     queue = serializers.ListField(child=serializers.DictField())
     fetched_at = serializers.CharField(allow_null=True)
     error = serializers.CharField(allow_null=True)
+
+
+# --- webhooks ---------------------------------------------------------------------------
+
+
+class WebhookIn(serializers.Serializer):
+    url = serializers.URLField(max_length=500, help_text="http(s); no private addresses")
+    events = serializers.ListField(
+        child=serializers.ChoiceField(choices=["job.finished", "model.stage_changed"]),
+        min_length=1,
+    )
+    all_users = serializers.BooleanField(default=False, help_text="administrators only")
+    allow_private = serializers.BooleanField(
+        default=False, help_text="administrators only: allow loopback and private addresses"
+    )
+
+
+class WebhookOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+    events = serializers.ListField(child=serializers.CharField())
+    all_users = serializers.BooleanField()
+    allow_private = serializers.BooleanField()
+    active = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+
+class WebhookCreatedOut(WebhookOut):
+    secret = serializers.CharField(
+        help_text="shown once: verify X-Carril-Signature (sha256=HMAC-SHA256 of the body)"
+    )
+
+
+class WebhookDeliveryOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    event = serializers.CharField()
+    event_key = serializers.CharField()
+    state = serializers.CharField()
+    attempts = serializers.IntegerField()
+    last_status_code = serializers.IntegerField(allow_null=True)
+    last_error = serializers.CharField()
+    next_attempt_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    delivered_at = serializers.DateTimeField(allow_null=True)
+    payload = serializers.DictField()

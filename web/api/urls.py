@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from api.views import auth, datasets, gpus, jobs, models
+from api.views import auth, datasets, gpus, jobs, models, webhooks
 
 app_name = "api"
 
@@ -43,4 +43,16 @@ urlpatterns = [
         name="job-artifact",
     ),
     path("gpus/", gpus.GpusView.as_view(), name="gpus"),
+    path("webhooks/", webhooks.WebhooksView.as_view(), name="webhooks"),
+    path("webhooks/<int:webhook_id>/", webhooks.WebhookDetailView.as_view(), name="webhook-detail"),
+    path(
+        "webhooks/<int:webhook_id>/deliveries/",
+        webhooks.WebhookDeliveriesView.as_view(),
+        name="webhook-deliveries",
+    ),
+    path(
+        "webhooks/<int:webhook_id>/deliveries/<int:delivery_id>/redeliver/",
+        webhooks.WebhookRedeliverView.as_view(),
+        name="webhook-redeliver",
+    ),
 ]

@@ -115,6 +115,7 @@ INSTALLED_APPS = [
     "datasets",
     "registry",
     "jobs",
+    "webhooks",
     "api",
     "observability",
     "ui",
