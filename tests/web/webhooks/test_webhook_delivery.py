@@ -133,3 +133,24 @@ def test_another_users_job_is_not_sent_to_a_users_webhook(other, receiver, admin
     job_ended(other)
     webhooks_pass()
     assert receiver.calls == []
+
+
+def test_the_webhooks_page_shows_the_status_codes_and_redelivers(client, admin, receiver):
+    client.force_login(admin)
+    page = client.post(
+        "/account/webhooks/new/",
+        {"url": receiver.url, "events": ["job.finished"], "allow_private": "on"},
+    )
+    assert page.status_code == 200
+    assert b"new-webhook-secret" in page.content
+    receiver.answers = [503]
+    job_ended(admin)
+    webhooks_pass()
+    log = client.get("/account/webhooks/")
+    assert b"<td>503</td>" in log.content
+    delivery = WebhookDelivery.objects.get()
+    WebhookDelivery.objects.update(state="failed")
+    assert client.post(f"/account/webhooks/deliveries/{delivery.id}/redeliver/").status_code == 302
+    deliveries_send_due()
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.last_status_code) == ("delivered", 200)
