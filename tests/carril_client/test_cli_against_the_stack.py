@@ -17,6 +17,7 @@ import pytest
 
 from tests.e2e.synthetic_dataset import dataset_zip
 from tests.support.stack import Stack
+from tests.support.webhook_receiver import Receiver
 from tests.web.dataset_zips import with_label
 
 pytestmark = pytest.mark.slow
@@ -85,6 +86,24 @@ def stack(tmp_path_factory):
     stack = Stack(storage=tmp_path_factory.mktemp("cli") / "storage").start()
     yield stack
     stack.stop()
+
+
+@pytest.fixture(scope="module")
+def hook(stack) -> Any:
+    """A webhook of ada's on a receiver on 127.0.0.1 (her allowance as an administrator),
+    called by the stack's reconciler process."""
+    receiver = Receiver()
+    with stack.api("ada") as api:
+        body = {
+            "url": receiver.url,
+            "events": ["job.finished", "model.stage_changed"],
+            "allow_private": True,
+        }
+        created = api.post("/api/v1/webhooks/", json=body)
+    assert created.status_code == 201, created.text
+    receiver.secret = created.json()["secret"]
+    yield receiver
+    receiver.close()
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +200,7 @@ def test_a_scoped_ci_token_is_refused_outside_its_scope_with_exit_3(
 
 
 def test_ci_train_promotes_a_candidate_past_the_gate_and_refuses_one_short_of_it(
-    ada, dataset, trained
+    ada, dataset, trained, hook
 ):
     serving = trained["registered_model_version"]
     ada.json("models", "promote", serving, "--reason", "the first one")
@@ -208,3 +227,20 @@ def test_ci_train_promotes_a_candidate_past_the_gate_and_refuses_one_short_of_it
     assert "difference" in refused.stdout, "the comparison table"
     serving_now = ada.json("models", "list", "--stage", "serving")
     assert [v["id"] for v in serving_now] == [candidate["id"]]
+
+
+def test_the_reconciler_told_the_webhook_of_the_job_ends_and_stage_changes_signed(hook, stack):
+    import hashlib
+    import hmac
+
+    def events() -> list[str]:
+        return [json.loads(body)["event"] for _, body in hook.calls]
+
+    stack.wait_until(
+        lambda: events().count("job.finished") >= 2 and "model.stage_changed" in events(),
+        timeout_s=60,
+        what="the webhook calls",
+    )
+    for headers, body in hook.calls:
+        expected = "sha256=" + hmac.new(hook.secret.encode(), body, hashlib.sha256).hexdigest()
+        assert hmac.compare_digest(headers["X-Carril-Signature"], expected)
