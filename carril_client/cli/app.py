@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from carril_client.cli import ci, datasets, exits, jobs, models, tokens
+from carril_client.cli import ci, datasets, exits, gpus, jobs, models, tokens
 from carril_client.cli.common import (
     _GLOBAL,
     JsonOption,
@@ -39,6 +39,7 @@ app.add_typer(jobs.app, name="jobs")
 app.add_typer(models.app, name="models")
 app.add_typer(tokens.app, name="tokens")
 app.command("ci-train")(ci.ci_train)
+app.command("gpus")(gpus.gpus)
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
 

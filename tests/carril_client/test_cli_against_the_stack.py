@@ -123,7 +123,12 @@ def dataset(ada, tmp_path_factory) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def trained(ada, dataset) -> dict[str, Any]:
-    return ada.json("train", "--dataset", dataset["id"], *TRAIN, "--wait")
+    """`train --wait` at a terminal (the live bar), then the job it ran."""
+    code, screen = ada.at_terminal("train", "--dataset", dataset["id"], *TRAIN, "--wait")
+    assert code == 0, screen
+    job = ada.json("jobs", "list", "--kind", "train")[0]
+    job["screen"] = screen
+    return job
 
 
 def test_login_keeps_a_token_only_its_owner_can_read_and_the_commands_use_it(stack, tmp_path):
@@ -162,6 +167,10 @@ def test_an_upload_shows_a_progress_bar_and_a_refused_one_prints_its_report_and_
 def test_train_wait_follows_the_job_to_its_success(ada, trained):
     assert trained["state"] == "succeeded"
     assert trained["registered_model_version"]
+    assert f"job {trained['id']}" in trained["screen"]
+    assert "━" in trained["screen"], "a live bar was drawn"
+    assert "seed 1/1" in trained["screen"]
+    assert "epoch 1/1" in trained["screen"]
     assert trained["progress"]["fraction"] == pytest.approx(1.0)
 
 
