@@ -253,3 +253,34 @@ def test_the_reconciler_told_the_webhook_of_the_job_ends_and_stage_changes_signe
     for headers, body in hook.calls:
         expected = "sha256=" + hmac.new(hook.secret.encode(), body, hashlib.sha256).hexdigest()
         assert hmac.compare_digest(headers["X-Carril-Signature"], expected)
+
+
+def test_ctrl_c_while_waiting_asks_and_cancels_the_job_when_told(ada, dataset, trained):
+    import signal
+    import time
+
+    leader, follower = pty.openpty()
+    env = ada.env | {"TERM": "xterm", "COLUMNS": "120"}
+    longer = [*TRAIN, "--epochs", "30"]
+    process = subprocess.Popen(
+        [str(CARRIL), "train", "--dataset", dataset["id"], *longer, "--wait"],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    screen = b""
+    deadline = time.monotonic() + 120
+    while b"running" not in screen and time.monotonic() < deadline:
+        screen += os.read(leader, 65536)
+    assert b"running" in screen, screen.decode(errors="replace")
+    process.send_signal(signal.SIGINT)
+    while b"Cancel it (c) or detach (d)?" not in screen and time.monotonic() < deadline:
+        screen += os.read(leader, 65536)
+    os.write(leader, b"c\n")
+    assert process.wait(timeout=60) == 130
+    os.close(leader)
+    job = ada.json("jobs", "list", "--kind", "train")[0]
+    assert job["id"] != trained["id"]
+    assert job["state"] in {"cancelling", "cancelled"}
