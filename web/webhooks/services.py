@@ -89,7 +89,7 @@ def delivery_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
 # --- finding what happened --------------------------------------------------------------
 def deliveries_enqueue(*, now=None) -> int:
     """One delivery per active webhook and event of the last LOOKBACK; returns how many
-    rows it tried to write (the unique constraint drops repeats)."""
+    new rows it wrote (at most; the unique constraint drops a concurrent pass's repeats)."""
     from jobs.models import TERMINAL_STATES, Job
     from registry.models import ModelEvent
 
@@ -118,6 +118,13 @@ def deliveries_enqueue(*, now=None) -> int:
                     continue
                 key = f"model-event:{event.id}"
                 rows.append(_delivery(hook, WebhookEvent.MODEL_STAGE, key, _stage(event)))
+    # Skip what earlier passes wrote; the unique constraint still settles any race.
+    known = set(
+        WebhookDelivery.objects.filter(
+            webhook__in=hooks, created_at__gte=since - LOOKBACK
+        ).values_list("webhook_id", "event_key")
+    )
+    rows = [row for row in rows if (row.webhook_id, row.event_key) not in known]
     WebhookDelivery.objects.bulk_create(rows, ignore_conflicts=True)
     return len(rows)
 

@@ -45,6 +45,7 @@ def test_a_finished_job_is_delivered_once_and_verified_by_its_signature(admin_ap
 
     webhooks_pass()
     webhooks_pass()  # a second pass (or reconciler) sends nothing again
+    assert deliveries_enqueue() == 0, "nor writes the delivery again"
 
     assert len(receiver.calls) == 1
     headers, body = receiver.calls[0]
