@@ -176,7 +176,9 @@ def test_the_main_flow_by_keyboard_alone(browser, stack: Any, tmp_path: Path) ->
         keys.tab_to(testid="dataset-upload")
         with page.expect_navigation(timeout=60_000):
             keys.press("Enter")
-        page.wait_for_selector("[data-testid=dataset-name]")
+        # Received, then validated in the background (ADR 0025): the dataset's page
+        # refreshes until it is ready.
+        page.wait_for_selector("[data-testid=dataset-valid]", timeout=60_000)
         assert page.inner_text("[data-testid=dataset-images]") == "8"
         assert keys.said("/datasets/")[0] == "Uploading…", keys.said()
         page.wait_for_selector("[data-testid=sample-image].drawn svg rect")
