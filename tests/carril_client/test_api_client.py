@@ -107,3 +107,28 @@ def test_a_list_is_read_page_after_page():
 
     with client_of(handler) as carril:
         assert [v["id"] for v in carril.models_list()] == ["1", "2"]
+
+
+def test_evaluate_and_export_call_the_paths_issues_13_and_14_document(tmp_path):
+    seen = []
+
+    def handler(request):
+        seen.append((request.method, request.url.path, request.url.query.decode()))
+        if request.url.path.endswith("/download/"):
+            return httpx.Response(200, content=b"w" * 70_000, headers={"Content-Length": "70000"})
+        return httpx.Response(202, json={"id": "j", "state": "submitted", "url": "/x"})
+
+    progress = []
+    with client_of(handler) as carril:
+        carril.evaluate(model_version="v", dataset="d")
+        carril.model_export("v", format="onnx", imgsz=None)
+        path = carril.model_download("v", tmp_path / "v.onnx", format="onnx",
+                                     progress=lambda s, t: progress.append((s, t)))  # fmt: skip
+    assert seen[:2] == [
+        ("POST", "/api/v1/jobs/evaluate/", ""),
+        ("POST", "/api/v1/models/v/export/", ""),
+    ]
+    assert seen[2] == ("GET", "/api/v1/models/v/download/", "format=onnx")
+    assert path.read_bytes() == b"w" * 70_000
+    assert progress[-1] == (70_000, 70_000)
+    assert not (tmp_path / "v.onnx.part").exists()
