@@ -4,7 +4,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-REQS := requirements/web.txt requirements/gpu.txt requirements/dev.txt
+REQS := requirements/web.txt requirements/gpu.txt requirements/dev.txt requirements/cli.txt
 
 .PHONY: venv run run-cluster test test-fast lint format bench gpu-check compose-smoke clean
 
@@ -12,7 +12,9 @@ venv: $(STAMP)
 
 $(STAMP): $(REQS)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/dev.txt -r requirements/gpu.txt -r requirements/web.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/dev.txt -r requirements/gpu.txt -r requirements/web.txt -r requirements/cli.txt
+	@# The `carril` command (.venv/bin/carril), from this tree (ADR 0038).
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
 run: venv

@@ -32,6 +32,8 @@ files() {
 }
 
 mapfile -t workflows < <(files '.github/workflows/*.yml' '.github/workflows/*.yaml')
+# Example workflows users copy (examples/ci-training.yml) are held to the same checks.
+mapfile -t example_workflows < <(files 'examples/*.yml')
 mapfile -t shell_scripts < <(files '*.sh' '.ci/run')
 mapfile -t dockerfiles < <(files 'Dockerfile*' '*.Dockerfile')
 
@@ -119,9 +121,11 @@ check_compose_v1_config() {
 }
 
 run "workflows match the GitHub workflow schema" \
-    "${VENV}/bin/check-jsonschema" --builtin-schema vendor.github-workflows "${workflows[@]}"
+    "${VENV}/bin/check-jsonschema" --builtin-schema vendor.github-workflows \
+    "${workflows[@]}" "${example_workflows[@]}"
 run "zizmor finds nothing in the workflows" \
-    "${VENV}/bin/zizmor" --offline --no-progress --persona=pedantic .github/workflows
+    "${VENV}/bin/zizmor" --offline --no-progress --persona=pedantic .github/workflows \
+    "${example_workflows[@]}"
 run "docker-compose.yml matches the Compose specification" \
     "${VENV}/bin/check-jsonschema" --builtin-schema vendor.compose-spec docker-compose.yml
 run "docker-compose.simulated.yml matches the Compose specification" check_compose_override

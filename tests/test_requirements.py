@@ -18,7 +18,7 @@ def requirement_lines(name: str) -> list[str]:
     return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
-@pytest.mark.parametrize("name", ["web.txt", "gpu.txt", "dev.txt"])
+@pytest.mark.parametrize("name", ["web.txt", "gpu.txt", "dev.txt", "cli.txt"])
 def test_every_requirement_is_pinned_exactly(name):
     loose = [line for line in requirement_lines(name) if not REQUIREMENT.match(line)]
     assert not loose, f"{name}: pin these with ==: {loose}"

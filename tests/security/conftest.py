@@ -44,6 +44,8 @@ class World:
     retired: ModelVersion  # the owner's, retired
     token_id: int
     job_dir: Path
+    webhook_id: int = 0  # the owner's, with one delivery
+    delivery_id: int = 0
 
 
 # Fixed, so traversal paths written ahead can aim at this job's folder.
@@ -92,6 +94,14 @@ def world(owner: User, storage: Path) -> World:
     for fingerprint in (version.fingerprint, trained.fingerprint, retired.fingerprint):
         (weights / f"{fingerprint}.pt").write_bytes(b"weights")
     token = api_token_create(user=owner, name="laptop")
+    from webhooks.models import Webhook, WebhookDelivery
+
+    hook = Webhook.objects.create(
+        owner=owner, url="https://example.org/hook", events=["job.finished"], secret="s"
+    )
+    delivery = WebhookDelivery.objects.create(
+        webhook=hook, event="job.finished", event_key="job:x", payload={}
+    )
     return World(
         owner=owner,
         dataset=dataset,
@@ -102,6 +112,8 @@ def world(owner: User, storage: Path) -> World:
         retired=ModelVersion.objects.get(id=retired.id),
         token_id=token.token.id,
         job_dir=job_dir,
+        webhook_id=hook.id,
+        delivery_id=delivery.id,
     )
 
 

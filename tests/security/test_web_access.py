@@ -56,6 +56,7 @@ inference_kw = lambda w: {"job_id": w.inference.id}  # noqa: E731
 version_kw = lambda w: {"version_id": w.version.id}  # noqa: E731
 trained_kw = lambda w: {"version_id": w.trained.id}  # noqa: E731
 retired_kw = lambda w: {"version_id": w.retired.id}  # noqa: E731
+webhook_kw = lambda w: {"webhook_id": w.webhook_id}  # noqa: E731
 
 
 def tenant(status: int, *, anonymous: int = 401, hidden: int = 404) -> dict[str, int]:
@@ -81,6 +82,35 @@ API_ROUTES = [
         "delete",
         each(401, 204, 404, 404, 404),
         kwargs=lambda w: {"token_id": w.token_id},
+    ),
+    Route("api:webhooks", "get", signed_in_everyone(200)),
+    Route("api:webhooks", "post", signed_in_everyone(400), data=lambda w: {}),
+    Route("api:webhook-detail", "get", each(401, 200, 404, 404, 404), kwargs=webhook_kw),
+    Route("api:webhook-detail", "delete", each(401, 204, 404, 404, 404), kwargs=webhook_kw),
+    Route("api:webhook-deliveries", "get", each(401, 200, 404, 404, 404), kwargs=webhook_kw),
+    Route(
+        "api:webhook-redeliver",
+        "post",
+        each(401, 202, 404, 404, 404),
+        kwargs=lambda w: {"webhook_id": w.webhook_id, "delivery_id": w.delivery_id},
+    ),
+    # Usage, cost and quotas (issue 16): everyone reads their own; administrators manage
+    # other users' quotas.
+    Route("api:usage", "get", signed_in_everyone(200)),
+    Route("api:cost", "get", signed_in_everyone(200)),
+    Route("api:quota-own", "get", signed_in_everyone(200)),
+    Route(
+        "api:quota-user",
+        "get",
+        administrators(200),
+        kwargs=lambda w: {"username": w.owner.username},
+    ),
+    Route(
+        "api:quota-user",
+        "put",
+        administrators(200),
+        kwargs=lambda w: {"username": w.owner.username},
+        data=lambda w: {"max_gpus": 4},
     ),
     Route("api:datasets", "get", signed_in_everyone(200)),
     Route("api:datasets", "post", signed_in_everyone(400), data=lambda w: {}, multipart=True),
@@ -213,6 +243,33 @@ PAGE_ROUTES = [
     Route("ui:model_weights", "get", tenant(200, anonymous=SIGN_IN), trained_kw, api=False),
     Route("ui:model_weights", "get", tenant(200, anonymous=SIGN_IN), retired_kw, api=False),
     Route("ui:account", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
+    Route("ui:usage", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
+    Route("ui:cost", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
+    Route("ui:storage", "get", administrators(200, anonymous=SIGN_IN), api=False),
+    Route("ui:webhooks", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
+    Route(
+        "ui:webhook_new",
+        "post",
+        signed_in_everyone(400, anonymous=SIGN_IN),
+        data=lambda w: {},
+        api=False,
+    ),
+    Route(
+        "ui:webhook_redeliver",
+        "post",
+        each(SIGN_IN, 302, 404, 404, 404),
+        kwargs=lambda w: {"delivery_id": w.delivery_id},
+        data=lambda w: {},
+        api=False,
+    ),
+    Route(
+        "ui:webhook_delete",
+        "post",
+        each(SIGN_IN, 302, 404, 404, 404),
+        kwargs=webhook_kw,
+        data=lambda w: {},
+        api=False,
+    ),
     Route(
         "ui:token_create",
         "post",

@@ -25,6 +25,9 @@ class ApiToken(models.Model):
     # Set at creation from CARRIL_TOKEN_TTL_DAYS; null only for a token made before expiry
     # existed and not yet given one (migration 0002 gives every active token one).
     expires_at = models.DateTimeField(null=True, blank=True)
+    # Empty: the token acts with all of its user's rights. Otherwise only the routes these
+    # scopes name (api.scopes; a CI token, made by an administrator).
+    scopes = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

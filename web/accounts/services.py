@@ -8,7 +8,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from carril_web.errors import NotFound
+from carril_web.errors import Forbidden, NotFound
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
@@ -37,8 +37,11 @@ class IssuedToken:
         return f"IssuedToken(token={self.token!r}, secret='***')"
 
 
-def api_token_create(*, user: AbstractBaseUser, name: str = "") -> IssuedToken:
-    """A new token, expiring CARRIL_TOKEN_TTL_DAYS from now."""
+def api_token_create(
+    *, user: AbstractBaseUser, name: str = "", scopes: list[str] | None = None
+) -> IssuedToken:
+    """A new token, expiring CARRIL_TOKEN_TTL_DAYS from now; with `scopes`, limited to
+    them (api.scopes)."""
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user,
@@ -46,8 +49,26 @@ def api_token_create(*, user: AbstractBaseUser, name: str = "") -> IssuedToken:
         prefix=secret[:12],
         key_hash=token_hash(token=secret),
         expires_at=timezone.now() + timedelta(days=settings.CARRIL_TOKEN_TTL_DAYS),
+        scopes=sorted(set(scopes or [])),
     )
     return IssuedToken(token=token, secret=secret)
+
+
+def api_token_create_scoped(
+    *, actor: AbstractBaseUser, username: str | None, name: str, scopes: list[str]
+) -> IssuedToken:
+    """A token limited to `scopes` (a CI token) for `username` or the actor; only an
+    administrator makes one."""
+    from django.contrib.auth import get_user_model
+
+    if not user_is_administrator(user=actor):
+        raise Forbidden("Only administrators make tokens with scopes or for other users.")
+    user = actor
+    if username:
+        user = get_user_model().objects.filter(username=username, is_active=True).first()
+        if user is None:
+            raise NotFound(f"No active user {username!r}.")
+    return api_token_create(user=user, name=name, scopes=scopes)
 
 
 def api_token_obtain(*, user: AbstractBaseUser, name: str) -> IssuedToken:

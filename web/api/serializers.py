@@ -10,6 +10,7 @@ from registry.models import Stage
 from rest_framework import serializers
 
 from api import documents
+from api.scopes import SCOPES
 
 # --- accounts ---------------------------------------------------------------------------
 
@@ -31,10 +32,22 @@ class TokenObtainOut(serializers.Serializer):
     prefix = serializers.CharField()
     name = serializers.CharField()
     expires_at = serializers.DateTimeField(help_text="CARRIL_TOKEN_TTL_DAYS after creation")
+    scopes = serializers.ListField(
+        child=serializers.CharField(), help_text="empty: all of the user's rights"
+    )
 
 
 class TokenCreateIn(serializers.Serializer):
     name = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(SCOPES)),
+        required=False,
+        allow_empty=False,
+        help_text="administrators: a token limited to these scopes (a CI token)",
+    )
+    user = serializers.CharField(
+        required=False, max_length=150, help_text="administrators: the username it is for"
+    )
 
 
 class TokenOut(serializers.Serializer):
@@ -46,6 +59,7 @@ class TokenOut(serializers.Serializer):
     expires_at = serializers.DateTimeField(allow_null=True)
     revoked_at = serializers.DateTimeField(allow_null=True)
     active = serializers.BooleanField(source="is_active")
+    scopes = serializers.ListField(child=serializers.CharField())
 
 
 # --- datasets ---------------------------------------------------------------------------
@@ -121,9 +135,25 @@ class ModelImportIn(serializers.Serializer):
     file = serializers.FileField(help_text="an ultralytics .pt checkpoint")
 
 
+class GateRequireIn(serializers.Serializer):
+    metric = serializers.ChoiceField(choices=["precision", "recall", "mAP50", "mAP50-95"])
+    over = serializers.ChoiceField(choices=["serving"], default="serving")
+    min_improvement = serializers.FloatField(default=0.0, min_value=-1.0, max_value=1.0)
+    dataset = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text="compare evaluate jobs on this dataset when both versions have one",
+    )
+
+
 class ModelStageIn(serializers.Serializer):
     stage = serializers.ChoiceField(choices=Stage.values)
     reason = serializers.CharField(max_length=2000)
+    require = GateRequireIn(
+        required=False,
+        help_text="a promotion gate, checked with the stage change: 409 GATE_FAILED if the"
+        " candidate does not beat the serving version by `min_improvement` on `metric`",
+    )
 
 
 # --- jobs -------------------------------------------------------------------------------
@@ -251,3 +281,48 @@ class GpusOut(serializers.Serializer):
     queue = serializers.ListField(child=serializers.DictField())
     fetched_at = serializers.CharField(allow_null=True)
     error = serializers.CharField(allow_null=True)
+
+
+# --- webhooks ---------------------------------------------------------------------------
+
+
+class WebhookIn(serializers.Serializer):
+    url = serializers.URLField(max_length=500, help_text="http(s); no private addresses")
+    events = serializers.ListField(
+        child=serializers.ChoiceField(choices=["job.finished", "model.stage_changed"]),
+        min_length=1,
+    )
+    all_users = serializers.BooleanField(default=False, help_text="administrators only")
+    allow_private = serializers.BooleanField(
+        default=False, help_text="administrators only: allow loopback and private addresses"
+    )
+
+
+class WebhookOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+    events = serializers.ListField(child=serializers.CharField())
+    all_users = serializers.BooleanField()
+    allow_private = serializers.BooleanField()
+    active = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+
+class WebhookCreatedOut(WebhookOut):
+    secret = serializers.CharField(
+        help_text="shown once: verify X-Carril-Signature (sha256=HMAC-SHA256 of the body)"
+    )
+
+
+class WebhookDeliveryOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    event = serializers.CharField()
+    event_key = serializers.CharField()
+    state = serializers.CharField()
+    attempts = serializers.IntegerField()
+    last_status_code = serializers.IntegerField(allow_null=True)
+    last_error = serializers.CharField()
+    next_attempt_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    delivered_at = serializers.DateTimeField(allow_null=True)
+    payload = serializers.DictField()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from api.views import auth, cost, datasets, gpus, jobs, models, quotas, usage
+from api.views import auth, cost, datasets, gpus, jobs, models, quotas, usage, webhooks
 
 app_name = "api"
 
@@ -47,4 +47,16 @@ urlpatterns = [
     path("cost/", cost.CostView.as_view(), name="cost"),
     path("quotas/", quotas.OwnQuotaView.as_view(), name="quota-own"),
     path("quotas/<str:username>/", quotas.UserQuotaView.as_view(), name="quota-user"),
+    path("webhooks/", webhooks.WebhooksView.as_view(), name="webhooks"),
+    path("webhooks/<int:webhook_id>/", webhooks.WebhookDetailView.as_view(), name="webhook-detail"),
+    path(
+        "webhooks/<int:webhook_id>/deliveries/",
+        webhooks.WebhookDeliveriesView.as_view(),
+        name="webhook-deliveries",
+    ),
+    path(
+        "webhooks/<int:webhook_id>/deliveries/<int:delivery_id>/redeliver/",
+        webhooks.WebhookRedeliverView.as_view(),
+        name="webhook-redeliver",
+    ),
 ]

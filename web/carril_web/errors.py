@@ -65,6 +65,20 @@ class Conflict(CarrilWebError):
     status = 409
 
 
+class GateFailed(CarrilWebError):
+    """The candidate does not beat the serving version by the required margin."""
+
+    code = "GATE_FAILED"
+    status = 409
+
+
+class ScopeRefused(CarrilWebError):
+    """This token's scopes do not allow this."""
+
+    code = "SCOPE_REFUSED"
+    status = 403
+
+
 class DatasetInvalid(CarrilWebError):
     """The dataset is not a valid YOLO detection dataset; see the report."""
 

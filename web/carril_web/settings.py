@@ -131,6 +131,7 @@ INSTALLED_APPS = [
     "usage",
     "retention",
     "cost",
+    "webhooks",
     "api",
     "observability",
     "ui",
@@ -246,7 +247,10 @@ REST_FRAMEWORK = {
         "accounts.authentication.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "api.scopes.TokenScopes",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
         "rest_framework.parsers.JSONParser",

@@ -32,6 +32,7 @@ from django.utils.dateparse import parse_datetime
 from registry.services import model_version_register_from_training
 from retention.prune import PruneSchedule
 from usage.services import usage_record
+from webhooks.services import webhooks_pass
 
 from gpu_service.contract import TERMINAL_STATES as REMOTE_TERMINAL_STATES
 from gpu_service.contract import JobStatus
@@ -183,6 +184,8 @@ def reconcile_once(*, client: gpu_client.GpuClient, gpus: bool = True) -> PassOu
         refreshed, reachable = 0, False
     if gpus:
         gpus_snapshot_store(client=client)
+    # Last, after the jobs' own work, within its own time budget (ADR 0040).
+    webhooks_pass()
     ReconcilerStatus.objects.pass_done(at=timezone.now())
     return PassOutcome(
         delivered=delivered,

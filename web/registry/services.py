@@ -15,6 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
+from registry.gate import gate_check, requirement_parse
 from registry.models import EventAction, ModelEvent, ModelVersion, Source, Stage
 
 if TYPE_CHECKING:
@@ -136,13 +137,20 @@ def model_version_import(
 
 
 def model_version_set_stage(
-    *, actor: AbstractBaseUser, version: ModelVersion, stage: str, reason: str
+    *,
+    actor: AbstractBaseUser,
+    version: ModelVersion,
+    stage: str,
+    reason: str,
+    require: dict[str, Any] | None = None,
 ) -> ModelVersion:
     """Move a version to `stage` with a reason, recording who did it.
 
     Promotion is by a person, never automatic. Serving is exclusive: the version that
     was serving goes back to candidate (a `demote` event with the same reason).
-    Serving again after having served before is recorded as a rollback.
+    Serving again after having served before is recorded as a rollback. With `require`
+    (a promotion gate, `registry.gate`), the candidate must beat the serving version,
+    checked with both rows locked in the same transaction; GateFailed otherwise.
     """
     if not user_is_administrator(user=actor):
         raise Forbidden("Only administrators change model stages.")
@@ -151,13 +159,23 @@ def model_version_set_stage(
         raise ValidationFailed(details={"fields": {"reason": ["A reason is required."]}})
     if stage not in Stage.values:
         raise ValidationFailed(details={"fields": {"stage": [f"One of {Stage.values}."]}})
+    requirement = requirement_parse(require) if require is not None else None
+    if requirement is not None and stage != Stage.SERVING:
+        raise ValidationFailed(details={"fields": {"require": ["Only for stage `serving`."]}})
     with transaction.atomic():
         version = ModelVersion.objects.select_for_update().get(id=version.id)
         if version.stage == stage:
             raise Conflict(f"The version is already {stage}.")
         from_stage = version.stage
         if stage == Stage.SERVING:
-            for current in ModelVersion.objects.select_for_update().filter(stage=Stage.SERVING):
+            serving = list(ModelVersion.objects.select_for_update().filter(stage=Stage.SERVING))
+            if requirement is not None:
+                gate_check(
+                    candidate=version,
+                    serving=serving[0] if serving else None,
+                    requirement=requirement,
+                )
+            for current in serving:
                 ModelVersion.objects.filter(id=current.id).update(stage=Stage.CANDIDATE)
                 ModelEvent.objects.create(
                     model_version=current,

@@ -17,6 +17,7 @@ from ui.views import (
     storage,
     training,
     usage,
+    webhooks,
 )
 
 app_name = "ui"
@@ -27,6 +28,16 @@ urlpatterns = [
     path("account/", account.account, name="account"),
     path("account/tokens/", account.token_create, name="token_create"),
     path("account/tokens/<int:token_id>/revoke/", account.token_revoke, name="token_revoke"),
+    path("account/webhooks/", webhooks.webhook_list, name="webhooks"),
+    path("account/webhooks/new/", webhooks.webhook_new, name="webhook_new"),
+    path(
+        "account/webhooks/deliveries/<int:delivery_id>/redeliver/",
+        webhooks.webhook_redeliver,
+        name="webhook_redeliver",
+    ),
+    path(
+        "account/webhooks/<int:webhook_id>/delete/", webhooks.webhook_delete, name="webhook_delete"
+    ),
     path("", dashboard.dashboard, name="dashboard"),
     path("status.json", dashboard.dashboard_status, name="dashboard_status"),
     path("datasets/", datasets.dataset_list, name="datasets"),

@@ -472,3 +472,38 @@ def test_a_refused_weights_import_is_announced_and_takes_the_focus(
     assert not ModelVersion.objects.filter(name="mystery").exists()
     audit.check(page, "import refused")
     _shot(page, "import-refused")
+
+
+def test_the_webhooks_page_is_clean_under_axe_empty_with_deliveries_and_refused(
+    open_page: Callable[..., Any], audit: AxeAudit, admin: User
+) -> None:
+    from webhooks.models import Webhook, WebhookDelivery
+
+    page = open_page("/account/webhooks/", user=admin)
+    audit.check(page, "webhooks empty")
+    page.fill("#id_webhook_url", "ftp://example.org/hook")
+    page.evaluate("document.querySelector('#id_webhook_url').type = 'text'")
+    page.press("#id_webhook_url", "Enter")
+    page.wait_for_selector("[data-testid=webhook-error]")
+    audit.check(page, "webhook refused")
+    page.context.close()
+
+    hook = Webhook.objects.create(
+        owner=admin, url="http://127.0.0.1:9/hook", events=["job.finished"], secret="s"
+    )
+    for state, code in (("delivered", 200), ("pending", 500), ("failed", None)):
+        WebhookDelivery.objects.create(
+            webhook=hook,
+            event="job.finished",
+            event_key=f"job:{state}",
+            payload={},
+            state=state,
+            attempts=1,
+            last_status_code=code,
+            last_error="" if code == 200 else "HTTP 500",
+        )
+    page = open_page("/account/webhooks/", user=admin)
+    page.wait_for_selector("[data-testid=delivery-log]")
+    audit.check(page, "webhooks with deliveries")
+    assert page.script_errors == []
+    _shot(page, "webhooks")

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from accounts.models import ApiToken
-from accounts.services import IssuedToken, api_token_create, api_token_obtain, api_token_revoke
+from accounts.services import (
+    IssuedToken,
+    api_token_create,
+    api_token_create_scoped,
+    api_token_obtain,
+    api_token_revoke,
+)
 from accounts.throttling import sign_in_succeeded
 from carril_web.errors import Unauthorized
 from django.contrib.auth import authenticate
@@ -25,6 +31,7 @@ def _issued(issued: IssuedToken) -> dict:
             "prefix": issued.token.prefix,
             "name": issued.token.name,
             "expires_at": issued.token.expires_at,
+            "scopes": issued.token.scopes,
         }
     ).data
 
@@ -61,7 +68,16 @@ class TokensView(APIView):
     def post(self, request: Request) -> Response:
         data = TokenCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
-        issued = api_token_create(user=request.user, name=data.validated_data.get("name", ""))
+        params = data.validated_data
+        if "scopes" in params or "user" in params:
+            issued = api_token_create_scoped(
+                actor=request.user,
+                username=params.get("user"),
+                name=params.get("name", ""),
+                scopes=params.get("scopes") or [],
+            )
+        else:
+            issued = api_token_create(user=request.user, name=params.get("name", ""))
         return Response(_issued(issued), status=status.HTTP_201_CREATED)
 
 

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from api.pagination import Pages, paginated
 from api.permissions import IsAdministrator
+from api.scopes import TokenScopes
 from api.serializers import ModelImportIn, ModelStageIn, ModelVersionDetailOut, ModelVersionOut
 
 
@@ -46,7 +47,7 @@ class ModelDetailView(APIView):
 
 class ModelImportView(APIView):
     parser_classes = [MultiPartParser]
-    permission_classes = [IsAuthenticated, IsAdministrator]
+    permission_classes = [IsAuthenticated, TokenScopes, IsAdministrator]
 
     @extend_schema(request=ModelImportIn, responses={201: ModelVersionOut})
     def post(self, request: Request) -> Response:
@@ -61,9 +62,9 @@ class ModelImportView(APIView):
 
 
 class ModelStageView(APIView):
-    permission_classes = [IsAuthenticated, IsAdministrator]
+    permission_classes = [IsAuthenticated, TokenScopes, IsAdministrator]
 
-    @extend_schema(request=ModelStageIn, responses={200: ModelVersionDetailOut})
+    @extend_schema(request=ModelStageIn, responses={200: ModelVersionDetailOut, 409: None})
     def post(self, request: Request, version_id: str) -> Response:
         data = ModelStageIn(data=request.data)
         data.is_valid(raise_exception=True)
@@ -72,5 +73,6 @@ class ModelStageView(APIView):
             version=model_version_get(user=request.user, version_id=version_id),
             stage=data.validated_data["stage"],
             reason=data.validated_data["reason"],
+            require=data.validated_data.get("require"),
         )
         return Response(ModelVersionDetailOut(version).data)

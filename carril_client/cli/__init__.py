@@ -1,0 +1,1 @@
+"""The `carril` command line, on the Python client."""

@@ -1,0 +1,3 @@
+from carril_client.cli.app import main
+
+main()
