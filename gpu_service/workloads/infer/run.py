@@ -15,9 +15,11 @@ from typing import Any
 
 from gpu_service import errors
 from gpu_service.storage import write_json_atomically
-from gpu_service.workloads import datasets, weights
+from gpu_service.workloads import datasets, exports, weights
 from gpu_service.workloads.base import JobContext
+from gpu_service.workloads.infer import media
 from gpu_service.workloads.infer.annotate import draw_detections
+from gpu_service.workloads.infer.sliced import sliced_record
 from gpu_service.workloads.infer.spec import InferSpec
 from gpu_service.workloads.offline import make_ultralytics_silent
 
@@ -35,13 +37,18 @@ def cache_size() -> int:
     return max(size, 1)
 
 
-def cached_model(*, fingerprint: str, storage: Path) -> Any:
-    """The loaded model for a fingerprint, loading it (and evicting the oldest) if needed."""
-    if fingerprint in _MODELS:
-        _MODELS.move_to_end(fingerprint)
-        return _MODELS[fingerprint]
-    model = weights.load_model(fingerprint=fingerprint, storage=storage)
-    _MODELS[fingerprint] = model
+def cached_model(*, fingerprint: str, storage: Path, export: str | None = None) -> Any:
+    """The loaded model for a fingerprint (or one of its exports, by the export's own
+    fingerprint), loading it (and evicting the oldest) if needed."""
+    key = export or fingerprint
+    if key in _MODELS:
+        _MODELS.move_to_end(key)
+        return _MODELS[key]
+    if export is None:
+        model = weights.load_model(fingerprint=fingerprint, storage=storage)
+    else:
+        model = _load_export(fingerprint=export, storage=storage)
+    _MODELS[key] = model
     while len(_MODELS) > cache_size():
         _MODELS.popitem(last=False)
     return model
@@ -54,9 +61,22 @@ def cached_fingerprints() -> list[str]:
 def infer_job(*, ctx: JobContext) -> dict[str, Any]:
     spec = InferSpec.model_validate(ctx.spec)
     make_ultralytics_silent(storage=ctx.storage)
-    paths = datasets.image_paths(images=spec.images, storage=ctx.storage)
+    frames = _video_frames(spec=spec, ctx=ctx)
+    paths = _input_paths(spec=spec, ctx=ctx, frames=frames)
     ctx.progress(stage="loading model", fraction=0.0)
-    model = cached_model(fingerprint=spec.model, storage=ctx.storage)
+    export = None
+    if spec.format != "pt":
+        export = exports.serving_export(
+            source=spec.model, fmt=spec.format, storage=ctx.storage, fingerprint=spec.export
+        )
+        # A static export runs at the size and batch it was exported with.
+        if not export["dynamic"]:
+            spec = spec.model_copy(update={"imgsz": export["imgsz"], "batch": 1})
+    model = cached_model(
+        fingerprint=spec.model,
+        storage=ctx.storage,
+        export=export["fingerprint"] if export else None,
+    )
     device = f"cuda:{ctx.devices[0]}" if ctx.devices else "cpu"
     annotated_dir = ctx.job_dir / "annotated"
     images: list[dict[str, Any]] = []
@@ -67,10 +87,17 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
             raise errors.Cancelled(details={"images_done": len(images)})
         ctx.fault_point(number)
         started = time.perf_counter()
-        results = _predict(model=model, chunk=chunk, spec=spec, device=device)
+        if spec.slice is not None:
+            records = [
+                sliced_record(model=model, source=path, spec=spec, device=device) for path in chunk
+            ]
+        else:
+            results = _predict(model=model, chunk=chunk, spec=spec, device=device)
+            records = [
+                image_record(source=p, result=r) for p, r in zip(chunk, results, strict=True)
+            ]
         predict_seconds += time.perf_counter() - started
-        for path, result in zip(chunk, results, strict=True):
-            record = image_record(source=path, result=result)
+        for path, record in zip(chunk, records, strict=True):
             target = annotated_dir / f"{len(images):04d}-{path.name}"
             record["annotated_path"] = str(
                 draw_detections(source=path, detections=record["detections"], target=target)
@@ -87,6 +114,9 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
         "model": spec.model,
         "images": images,
         "images_per_second": round(len(images) / predict_seconds, 3) if predict_seconds else 0.0,
+        "format": spec.format,
+        "export": export["fingerprint"] if export else None,
+        "video": _video_result(spec=spec, ctx=ctx, frames=frames, images=images),
     }
     write_json_atomically(results_path, summary)
     ctx.set_metrics(images=len(images), images_per_second=summary["images_per_second"])
@@ -142,4 +172,63 @@ def image_record(*, source: Path, result: Any) -> dict[str, Any]:
         "height": int(height),
         "detections": detections,
         "timing_ms": {k: round(float(v), 3) for k, v in (result.speed or {}).items()},
+    }
+
+
+def _load_export(*, fingerprint: str, storage: Path) -> Any:
+    """An ultralytics model over a stored export (ONNX Runtime, OpenVINO), hash checked."""
+    path, _ = exports.verified_artifact(fingerprint=fingerprint, storage=storage)
+    from ultralytics import YOLO
+
+    make_ultralytics_silent(storage=storage)
+    return YOLO(str(path), task="detect")
+
+
+def _video_frames(*, spec: InferSpec, ctx: JobContext) -> list[media.Frame]:
+    if spec.video is None:
+        return []
+    ctx.progress(stage="decoding video", fraction=0.0)
+    return media.sample_frames(
+        path=spec.video.path, options=spec.video, storage=ctx.storage, target=ctx.job_dir / "frames"
+    )
+
+
+def _input_paths(*, spec: InferSpec, ctx: JobContext, frames: list[media.Frame]) -> list[Path]:
+    if frames:
+        return [frame.path for frame in frames]
+    if spec.archive is not None:
+        return media.unpack_archive(
+            path=spec.archive, storage=ctx.storage, target=ctx.job_dir / "inputs"
+        )
+    return datasets.image_paths(images=spec.images, storage=ctx.storage)
+
+
+def _video_result(
+    *, spec: InferSpec, ctx: JobContext, frames: list[media.Frame], images: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The annotated video (mp4 and webm) and the per-frame detections JSON."""
+    if spec.video is None:
+        return None
+    ctx.progress(stage="writing video", fraction=1.0)
+    mp4, webm = media.write_videos(
+        images=[Path(image["annotated_path"]) for image in images],
+        fps=spec.video.fps,
+        target=ctx.job_dir / "annotated",
+    )
+    per_frame = [
+        {"index": frame.index, "time_s": frame.time_s, "detections": image["detections"]}
+        for frame, image in zip(frames, images, strict=True)
+    ]
+    detections_path = ctx.job_dir / "frames.json"
+    write_json_atomically(detections_path, per_frame)
+    return {
+        "source": spec.video.path,
+        "fps_sampled": spec.video.fps,
+        "frames": [
+            {"index": f["index"], "time_s": f["time_s"], "count": len(f["detections"])}
+            for f in per_frame
+        ],
+        "annotated_video": str(mp4),
+        "annotated_webm": str(webm),
+        "detections_path": str(detections_path),
     }
