@@ -126,7 +126,9 @@ def _is_image(data: bytes) -> bool:
     try:
         with Image.open(io.BytesIO(data)) as image:
             image.verify()
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+    # ImportError: where ultralytics is imported it patches Image.open to try pi_heif
+    # (not installed) on files Pillow does not know.
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, ImportError):
         return False
     return True
 

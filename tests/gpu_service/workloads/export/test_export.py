@@ -115,3 +115,76 @@ def test_an_unknown_model_is_refused_at_submit(storage: Path) -> None:
 
     with pytest.raises(errors.NotFound):
         check_export(spec, storage)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["onnx", "openvino"])
+def test_an_export_serves_inference_whose_detections_match_the_pt_model(
+    make_context, storage: Path, fingerprint: str, fmt: str
+) -> None:
+    from gpu_service.workloads.export.parity import compare
+    from gpu_service.workloads.infer import run as inference
+    from gpu_service.workloads.infer.run import infer_job
+    from gpu_service.workloads.infer.spec import InferSpec, check_infer
+    from ultralytics.utils import ASSETS
+
+    exported = export_job(
+        ctx=make_context(kind="export", job_id="exp", spec=_spec(fingerprint, format=fmt))
+    )["export"]
+    (storage / "uploads").mkdir()
+    for name in ("bus.jpg", "zidane.jpg"):
+        (storage / "uploads" / name).write_bytes((Path(ASSETS) / name).read_bytes())
+    runs = {}
+    inference._MODELS.clear()
+    for served in ("pt", fmt):
+        spec = InferSpec.model_validate(
+            {
+                "model": fingerprint,
+                "format": served,
+                "images": ["uploads/bus.jpg", "uploads/zidane.jpg"],
+                "conf": 0.0,
+                "imgsz": 64,
+                "max_det": 5,
+            }
+        )
+        check_infer(spec, storage)
+        runs[served] = infer_job(
+            ctx=make_context(kind="infer", job_id=f"infer-{served}", spec=spec.model_dump())
+        )
+
+    assert runs[fmt]["format"] == fmt
+    assert runs[fmt]["export"] == exported["fingerprint"]
+    assert runs["pt"]["export"] is None
+    assert inference.cached_fingerprints() == [fingerprint, exported["fingerprint"]]
+
+    def boxes(run: dict) -> list[list[tuple]]:
+        return [
+            [(d["class_id"], d["confidence"], *d["box_xyxy"]) for d in image["detections"]]
+            for image in run["images"]
+        ]
+
+    same = compare(boxes(runs["pt"]), boxes(runs[fmt]), conf=0.0, tolerance=1e-3)
+    assert same["boxes_reference"] == 10
+    assert same["matched_fraction"] >= 0.9
+    assert same["max_conf_diff"] < 1e-3
+
+
+def test_an_export_that_failed_parity_cannot_serve(storage: Path, fingerprint: str) -> None:
+    from gpu_service.storage import write_json_atomically
+
+    failed = "f" * 64
+    folder = storage / "exports" / failed
+    folder.mkdir(parents=True)
+    manifest = {
+        "fingerprint": failed,
+        "format": "onnx",
+        "source_fingerprint": fingerprint,
+        "parity": {"passed": False},
+        "created_at": "2026-01-01T00:00:00+00:00",
+    }
+    write_json_atomically(folder / "manifest.json", manifest)
+
+    with pytest.raises(errors.NotFound, match="passed its parity"):
+        exports.serving_export(source=fingerprint, fmt="onnx", storage=storage)
+    with pytest.raises(errors.ValidationFailed, match="failed its parity"):
+        exports.serving_export(source=fingerprint, fmt="onnx", storage=storage, fingerprint=failed)
