@@ -122,11 +122,12 @@ def test_an_unknown_model_is_refused_at_submit(storage: Path) -> None:
 def test_an_export_serves_inference_whose_detections_match_the_pt_model(
     make_context, storage: Path, fingerprint: str, fmt: str
 ) -> None:
+    from ultralytics.utils import ASSETS
+
     from gpu_service.workloads.export.parity import compare
     from gpu_service.workloads.infer import run as inference
     from gpu_service.workloads.infer.run import infer_job
     from gpu_service.workloads.infer.spec import InferSpec, check_infer
-    from ultralytics.utils import ASSETS
 
     exported = export_job(
         ctx=make_context(kind="export", job_id="exp", spec=_spec(fingerprint, format=fmt))
