@@ -26,6 +26,7 @@ TITLES = {
     "upload": "Upload",
     "training": "Training overhead",
     "dataparallel": "DataParallel",
+    "exports": "Exported models and sliced inference",
 }
 
 

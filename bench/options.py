@@ -20,6 +20,7 @@ BENCHMARKS = (
     "upload",
     "training",
     "dataparallel",
+    "exports",
 )
 
 
