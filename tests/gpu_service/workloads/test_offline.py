@@ -86,7 +86,9 @@ print(json.dumps({"attempts": attempts, "images": len(inferred["images"]), "serv
 
 
 @pytest.mark.slow
-def test_training_inference_and_exports_pass_with_non_loopback_network_refused(storage: Path) -> None:
+def test_training_inference_and_exports_pass_with_non_loopback_network_refused(
+    storage: Path,
+) -> None:
     env = {
         key: value
         for key, value in os.environ.items()

@@ -14,8 +14,10 @@ def _squares(rng: random.Random, size: int, count: int, side: tuple[int, int]) -
     while len(boxes) < count:
         s = rng.randint(*side)
         x, y = rng.randint(2, size - s - 2), rng.randint(2, size - s - 2)
-        if all(x + s + 4 < bx or bx + bs + 4 < x or y + s + 4 < by or by + bs + 4 < y
-               for bx, by, bs, _ in boxes):
+        if all(
+            x + s + 4 < bx or bx + bs + 4 < x or y + s + 4 < by or by + bs + 4 < y
+            for bx, by, bs, _ in boxes
+        ):
             boxes.append((x, y, s, s))
     return boxes
 
