@@ -13,6 +13,7 @@ import pytest
 
 from tests.e2e.stack import Stack
 from tests.e2e.synthetic_dataset import dataset_zip
+from tests.support.accessibility import AxeAudit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -48,11 +49,14 @@ def test_a_user_uploads_trains_watches_and_infers(
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     shot = 0
+    audit = AxeAudit(artifacts=artifacts, suite="browser-flow")
 
     def screenshot(name: str) -> None:
         nonlocal shot
         shot += 1
         page.screenshot(path=str(artifacts / f"{shot:02d}-{name}.png"), full_page=True)
+        if name != "last":  # each page as the flow leaves it, under axe-core
+            audit.check(page, name)
 
     try:
         # Sign in.
@@ -118,6 +122,7 @@ def test_a_user_uploads_trains_watches_and_infers(
         form.locator("input[name=reason]").fill("first model of the e2e run")
         form.locator("button[type=submit]").click()
         admin_page.wait_for_selector("[data-testid=serving-banner]")
+        audit.check(admin_page, "models")
         admin_page.screenshot(path=str(artifacts / f"{shot + 1:02d}-models.png"), full_page=True)
         shot += 1
         admin.close()
@@ -181,6 +186,7 @@ def test_a_bad_dataset_is_refused_with_every_problem_listed(
         problems = page.inner_text("[data-testid=upload-problems]")
         assert "train_0.txt" in problems
         assert "/datasets/" in page.url
+        AxeAudit(artifacts=artifacts, suite="bad-dataset").check(page, "upload refused")
         page.screenshot(path=str(artifacts / "20-bad-dataset.png"), full_page=True)
     finally:
         context.close()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 from carril_web.errors import NoServingModel, NotFound
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 
-from registry.models import ModelVersion, Stage
+from registry.models import ModelEvent, ModelVersion, Stage
 
 
 def model_versions_list(*, stage: str | None = None) -> QuerySet[ModelVersion]:
@@ -40,3 +42,17 @@ def model_version_for_inference(*, version_id: uuid.UUID | str | None) -> ModelV
     if version.stage == Stage.RETIRED:
         raise NotFound("That model version is retired.")
     return version
+
+
+def model_version_events(*, version: ModelVersion) -> QuerySet[ModelEvent]:
+    """The version's stage history, oldest first."""
+    return version.events.select_related("actor").order_by("created_at", "id")
+
+
+def model_version_weights_path(*, version: ModelVersion) -> Path:
+    """The version's weights file in shared storage, where the GPU service keeps every
+    registered checkpoint by fingerprint (ADR 0006's layout: weights/<sha256>.pt)."""
+    path = Path(settings.CARRIL_STORAGE) / "weights" / f"{version.fingerprint}.pt"
+    if not path.is_file():
+        raise NotFound("This version's weights file is not in storage.")
+    return path

@@ -335,7 +335,7 @@ def job_page(
         page["model_version"] = {
             "label": model_version.name,
             "stage": model_version.stage,
-            "url": reverse("ui:models") + f"#version-{model_version.id}",
+            "url": reverse("ui:model_version", kwargs={"version_id": model_version.id}),
         }
     if detections is not None:
         page.update(detections)

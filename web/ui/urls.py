@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from django.urls import path
 
-from ui.views import account, auth, dashboard, datasets, inference, jobs, models, training
+from ui.views import (
+    account,
+    auth,
+    dashboard,
+    datasets,
+    inference,
+    jobs,
+    model_version,
+    models,
+    training,
+)
 
 app_name = "ui"
 
@@ -33,5 +43,7 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/detections.json", jobs.job_detections, name="job_detections"),
     path("infer/", inference.infer_new, name="infer_new"),
     path("models/", models.model_list, name="models"),
+    path("models/<uuid:version_id>/", model_version.model_version_detail, name="model_version"),
+    path("models/<uuid:version_id>/weights.pt", model_version.model_weights, name="model_weights"),
     path("models/<uuid:version_id>/stage/", models.model_stage, name="model_stage"),
 ]

@@ -19,6 +19,17 @@
     return PALETTE[((i % PALETTE.length) + PALETTE.length) % PALETTE.length];
   }
 
+  // Black or white, whichever reads better on the class colour: white on the palette's
+  // bright greens and yellows is under 2:1.
+  function inkFor(hex) {
+    var c = [1, 3, 5].map(function (i) {
+      var v = parseInt(hex.substr(i, 2), 16) / 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    var luminance = 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+    return (luminance + 0.05) / 0.05 > 1.05 / (luminance + 0.05) ? "#000000" : "#ffffff";
+  }
+
   function toPixels(box, width, height) {
     if (box.xyxy) return box.xyxy;
     var n = box.xywhn;
@@ -44,6 +55,13 @@
     svg.setAttribute("viewBox", "0 0 " + width + " " + height);
     svg.setAttribute("preserveAspectRatio", "none");
     svg.setAttribute("data-box-count", String(boxes.length));
+    // One text alternative for the drawing: how many boxes, and of what.
+    var names = boxes.map(function (b) { return b.label || String(b.cls); });
+    svg.setAttribute("role", "img");
+    svg.setAttribute(
+      "aria-label",
+      boxes.length + (boxes.length === 1 ? " box" : " boxes") + (names.length ? ": " + names.join(", ") : "")
+    );
     // About 12 screen pixels whatever the scale, so 64 px samples shown large and
     // 4K photos shown small both read; in image pixels that depends on the display size.
     var shown = img.clientWidth || width;
@@ -80,6 +98,7 @@
         label.setAttribute("y", tagY + fontSize * 1.0);
         label.setAttribute("font-size", fontSize);
         label.textContent = text;
+        label.style.fill = inkFor(colour);  // the stylesheet's white is the default
         svg.appendChild(label);
       }
     });

@@ -4,7 +4,16 @@
 
   function swap(id, html) {
     var node = document.getElementById(id);
-    if (node && typeof html === "string" && node.innerHTML !== html) node.innerHTML = html;
+    if (!node || typeof html !== "string" || node.innerHTML === html) return;
+    // A keyboard user on a link in the fragment would otherwise be sent back to the top of
+    // the page by every refresh: put the focus back on the same link if it is still there.
+    var active = document.activeElement;
+    var href = active && node.contains(active) ? active.getAttribute("href") : null;
+    node.innerHTML = html;
+    if (href) {
+      var again = node.querySelector('a[href="' + CSS.escape(href) + '"]');
+      if (again) again.focus();
+    }
   }
 
   document.addEventListener("DOMContentLoaded", function () {

@@ -33,7 +33,11 @@
       bar.classList.toggle("ok", job.state === "succeeded");
       bar.classList.toggle("bad", job.state === "failed" || job.state === "lost");
     }
-    text("job-percent", pct.toFixed(pct >= 100 ? 0 : 1) + "%");
+    var percentText = pct.toFixed(pct >= 100 ? 0 : 1) + "%";
+    text("job-percent", percentText);
+    if (bar && window.carrilProgressText) {
+      bar.setAttribute("aria-valuetext", window.carrilProgressText(p, percentText, job.state));
+    }
     text("fig-seed", pair(p.seed, p.seeds));
     text("fig-epoch", pair(p.epoch, p.epochs));
     text("fig-batch", pair(p.batch, p.batches));
@@ -43,6 +47,12 @@
   function renderState(job) {
     var badge = $("job-state");
     if (!badge) return;
+    var before = badge.getAttribute("data-state");
+    // The end of a job is announced after the reload that follows it (onDone), once.
+    var ends = TERMINAL.indexOf(job.state) !== -1;
+    if (before !== job.state && !ends && window.carrilAnnounce) {
+      window.carrilAnnounce("Job " + job.state + ".");
+    }
     badge.textContent = job.state;
     badge.className = "badge badge-" + job.state;
     badge.setAttribute("data-state", job.state);
@@ -102,7 +112,13 @@
       isDone: function (data) {
         return data.terminal;
       },
-      onDone: function () {
+      onDone: function (data) {
+        var job = data.job;
+        var end = "Job " + job.state + ".";
+        // Why it failed is worth hearing; "cancelled: the job was cancelled" is not.
+        var failed = job.state === "failed" || job.state === "lost";
+        if (failed && job.error && job.error.message) end = "Job " + job.state + ": " + job.error.message;
+        if (window.carrilAnnounceAfterReload) window.carrilAnnounceAfterReload(end);
         window.location.reload();
       },
     });

@@ -32,6 +32,10 @@
   function showErrors(box, body, status) {
     box.innerHTML = "";
     box.hidden = false;
+    // The box is role="alert", so what is written into it is announced; focus moves to it
+    // too, because the submit button was disabled under the keyboard's focus during the
+    // upload and the focus would otherwise fall back to the top of the page.
+    window.setTimeout(function () { box.focus(); }, 0);
     var error = (body && body.error) || {};
     var message = error.message || (status ? "The server answered " + status + "." : "Upload failed.");
     var head = el("div", { class: "error-box" });
@@ -40,7 +44,13 @@
     box.appendChild(head);
     var problems = problemsOf(error.details);
     if (problems.length) {
-      var wrap = el("div", { class: "table-wrap report-problems" });
+      // Scrolls when the list is long: focusable, so the keyboard can scroll it too.
+      var wrap = el("div", {
+        class: "table-wrap report-problems",
+        tabindex: "0",
+        role: "region",
+        "aria-label": "Problems found",
+      });
       var table = el("table", { "data-testid": "upload-problems" });
       var thead = el("thead");
       var hr = el("tr");
@@ -62,6 +72,10 @@
     } else if (error.details && Object.keys(error.details).length) {
       box.appendChild(el("pre", { class: "log" }, JSON.stringify(error.details, null, 2)));
     }
+  }
+
+  function announce(message) {
+    if (window.carrilAnnounce) window.carrilAnnounce(message);
   }
 
   function csrfToken(form) {
@@ -92,16 +106,23 @@
       if (errors) { errors.hidden = true; errors.innerHTML = ""; }
       if (bar) { bar.hidden = false; bar.classList.remove("bad", "ok"); }
       if (button) button.disabled = true;
+      // Said once, not at every progress event: the status line below the bar changes
+      // many times a second and is not a live region for that reason.
+      announce("Uploading…");
 
       xhr.upload.addEventListener("progress", function (e) {
         if (!e.lengthComputable) return;
         var pct = Math.round((e.loaded / e.total) * 100);
         if (fill) fill.style.width = pct + "%";
+        if (bar) bar.setAttribute("aria-valuenow", String(pct));
         if (status) status.textContent = "Uploading… " + pct + "% (" + formatBytes(e.loaded) + " of " + formatBytes(e.total) + ")";
       });
       xhr.upload.addEventListener("load", function () {
         if (fill) fill.style.width = "100%";
-        if (status) status.textContent = form.getAttribute("data-processing-text") || "Uploaded; the server is checking it…";
+        if (bar) bar.setAttribute("aria-valuenow", "100");
+        var processing = form.getAttribute("data-processing-text") || "Uploaded; the server is checking it…";
+        if (status) status.textContent = processing;
+        announce(processing);
       });
       xhr.addEventListener("load", function () {
         var body = null;
