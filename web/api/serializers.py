@@ -8,6 +8,7 @@ from urllib.parse import quote
 from django.urls import reverse
 from jobs.models import Job, JobKind
 from jobs.selectors import job_artifact_relpath
+from registry.exports import manifest_public
 from registry.models import ModelVersion, Stage
 from rest_framework import serializers
 
@@ -89,6 +90,7 @@ class ModelVersionOut(serializers.Serializer):
     imgsz = serializers.IntegerField(allow_null=True)
     metrics = serializers.DictField()
     stage = serializers.CharField()
+    serving_format = serializers.CharField()
     created_at = serializers.DateTimeField()
 
 
@@ -104,6 +106,39 @@ class ModelImportIn(serializers.Serializer):
 class ModelStageIn(serializers.Serializer):
     stage = serializers.ChoiceField(choices=Stage.values)
     reason = serializers.CharField(max_length=2000)
+
+
+class ModelExportOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    fingerprint = serializers.CharField()
+    format = serializers.CharField()
+    parity_passed = serializers.BooleanField()
+    job = serializers.UUIDField(source="job_id", allow_null=True)
+    created_at = serializers.DateTimeField()
+    manifest = serializers.SerializerMethodField(
+        help_text="format, opset, imgsz, half/dynamic/int8, source fingerprint, tool "
+        "versions, parity; paths relative to storage"
+    )
+    download_url = serializers.SerializerMethodField()
+
+    def get_manifest(self, export) -> dict:
+        return manifest_public(export=export)
+
+    def get_download_url(self, export) -> str:
+        url = reverse("api:model-download", kwargs={"version_id": export.model_version_id})
+        return f"{url}?format={export.format}"
+
+
+class ModelExportIn(serializers.Serializer):
+    format = serializers.ChoiceField(choices=["onnx", "openvino", "torchscript", "engine"])
+    imgsz = serializers.IntegerField(min_value=32, max_value=2048, required=False)
+    half = serializers.BooleanField(default=False)
+    dynamic = serializers.BooleanField(default=False)
+    int8 = serializers.BooleanField(default=False)
+
+
+class ModelServingFormatIn(serializers.Serializer):
+    format = serializers.ChoiceField(choices=["pt", "onnx", "openvino"])
 
 
 # --- jobs -------------------------------------------------------------------------------
