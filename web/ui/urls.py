@@ -11,6 +11,7 @@ from ui.views import (
     datasets,
     inference,
     jobs,
+    model_exports,
     model_version,
     models,
     training,
@@ -46,4 +47,10 @@ urlpatterns = [
     path("models/<uuid:version_id>/", model_version.model_version_detail, name="model_version"),
     path("models/<uuid:version_id>/weights.pt", model_version.model_weights, name="model_weights"),
     path("models/<uuid:version_id>/stage/", models.model_stage, name="model_stage"),
+    path("models/<uuid:version_id>/download/", model_exports.model_download, name="model_download"),
+    path(
+        "models/<uuid:version_id>/serving-format/",
+        model_exports.model_serving_format,
+        name="model_serving_format",
+    ),
 ]

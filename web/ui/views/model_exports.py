@@ -1,0 +1,63 @@
+"""A model version's exports on its page: download any format, start an export,
+set the serving format (administrators). The rules are the registry's (`registry.exports`)."""
+
+from __future__ import annotations
+
+import uuid
+
+from carril_web.errors import CarrilWebError
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_POST
+from registry import exports as registry_exports
+from registry.selectors import model_version_get
+
+
+def _version(version_id: uuid.UUID):
+    try:
+        return model_version_get(version_id=version_id)
+    except CarrilWebError as exc:
+        raise Http404(exc.message) from exc
+
+
+@login_required
+@require_GET
+def model_download(request: HttpRequest, version_id: uuid.UUID) -> FileResponse:
+    """Every signed-in user may read the registry, so may download what it holds."""
+    version = _version(version_id)
+    try:
+        download = registry_exports.model_version_download(
+            version=version, fmt=request.GET.get("format", "pt")
+        )
+    except CarrilWebError as exc:
+        raise Http404(exc.message) from exc
+    handle = download.path.open("rb")
+    if download.temporary:
+        download.path.unlink()
+    response = FileResponse(
+        handle,
+        as_attachment=True,
+        filename=download.filename,
+        content_type="application/octet-stream",
+    )
+    response["X-Carril-Fingerprint"] = download.fingerprint
+    return response
+
+
+@login_required
+@require_POST
+def model_serving_format(request: HttpRequest, version_id: uuid.UUID) -> HttpResponse:
+    version = _version(version_id)
+    try:
+        registry_exports.model_version_set_serving_format(
+            actor=request.user, version=version, fmt=request.POST.get("format", "")
+        )
+    except CarrilWebError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(
+            request, f"{version.name} now serves inference from {version.serving_format}."
+        )
+    return redirect("ui:model_version", version_id=version.id)
