@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from carril_web.errors import NoServingModel, NotFound
 from django.conf import settings
@@ -11,6 +12,9 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 
 from registry.models import ModelEvent, ModelVersion, Stage
+
+if TYPE_CHECKING:
+    from jobs.models import Job
 
 
 def model_versions_list(*, stage: str | None = None) -> QuerySet[ModelVersion]:
@@ -56,3 +60,14 @@ def model_version_weights_path(*, version: ModelVersion) -> Path:
     if not path.is_file():
         raise NotFound("This version's weights file is not in storage.")
     return path
+
+
+def model_version_of_job(*, job: Job) -> ModelVersion | None:
+    """The version a training registered (its best weights), once the reconciler did."""
+    return ModelVersion.objects.filter(source_job=job).first()
+
+
+def model_events_recent(*, limit: int = 50) -> QuerySet[ModelEvent]:
+    return ModelEvent.objects.select_related("model_version", "actor").order_by("-created_at")[
+        :limit
+    ]

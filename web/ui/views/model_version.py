@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 from jobs.selectors import jobs_visible_to
 from registry import selectors as registry_selectors
 
-from ui import backend, version_page
+from ui import version_page
 from ui.pages import render_page
 from ui.views.models import STAGES
 
@@ -19,7 +19,7 @@ from ui.views.models import STAGES
 @login_required
 @require_GET
 def model_version_detail(request: HttpRequest, version_id: uuid.UUID) -> HttpResponse:
-    version = backend.model_version(version_id=version_id)
+    version = registry_selectors.model_version_get(version_id=version_id)
     try:
         registry_selectors.model_version_weights_path(version=version)
         has_weights = True
@@ -48,7 +48,7 @@ def model_version_detail(request: HttpRequest, version_id: uuid.UUID) -> HttpRes
 def model_weights(request: HttpRequest, version_id: uuid.UUID) -> FileResponse:
     """The version's .pt file. Every signed-in user may read the registry, so every
     signed-in user may download what it serves."""
-    version = backend.model_version(version_id=version_id)
+    version = registry_selectors.model_version_get(version_id=version_id)
     try:
         path = registry_selectors.model_version_weights_path(version=version)
     except NotFound as exc:
