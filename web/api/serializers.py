@@ -8,7 +8,7 @@ from django.urls import reverse
 from jobs.models import Job
 from jobs.services import TRAINING_LIMITS, imgsz_problem, seeds_problem
 from registry.exports import manifest_public
-from registry.models import Stage
+from registry.models import ExportFormat, ServingFormat, Stage
 from rest_framework import serializers
 
 from api import documents
@@ -131,7 +131,7 @@ class ModelExportOut(serializers.Serializer):
 
 
 class ModelExportIn(serializers.Serializer):
-    format = serializers.ChoiceField(choices=["onnx", "openvino", "torchscript", "engine"])
+    format = serializers.ChoiceField(choices=ExportFormat.choices)
     imgsz = serializers.IntegerField(min_value=32, max_value=2048, required=False)
     half = serializers.BooleanField(default=False)
     dynamic = serializers.BooleanField(default=False)
@@ -139,7 +139,7 @@ class ModelExportIn(serializers.Serializer):
 
 
 class ModelServingFormatIn(serializers.Serializer):
-    format = serializers.ChoiceField(choices=["pt", "onnx", "openvino"])
+    format = serializers.ChoiceField(choices=ServingFormat.choices)
 
 
 # --- jobs -------------------------------------------------------------------------------
@@ -191,6 +191,16 @@ class InferIn(_ImgszRule, serializers.Serializer):
     conf = serializers.FloatField(min_value=0, max_value=1, default=0.25)
     iou = serializers.FloatField(min_value=0, max_value=1, default=0.7)
     imgsz = _limited("imgsz", default=640, help_text="a multiple of 32")
+    format = serializers.ChoiceField(
+        choices=ServingFormat.choices,
+        required=False,
+        help_text="the weights or an export that passed parity; default: the serving format",
+    )
+    slice_size = serializers.IntegerField(
+        min_value=32, max_value=4096, required=False, help_text="sliced inference: tile size"
+    )
+    overlap = serializers.FloatField(min_value=0, max_value=0.8, default=0.2)
+    merge = serializers.ChoiceField(choices=["greedy_nmm", "nmm", "nms"], default="greedy_nmm")
 
 
 class JobAcceptedOut(serializers.Serializer):

@@ -38,6 +38,7 @@ urlpatterns = [
     path(
         "models/<uuid:version_id>/exports/", models.ModelExportsView.as_view(), name="model-exports"
     ),
+    path("models/<uuid:version_id>/export/", models.ModelExportView.as_view(), name="model-export"),
     path(
         "models/<uuid:version_id>/serving-format/",
         models.ModelServingFormatView.as_view(),

@@ -138,6 +138,34 @@ def job_create_training(
     )
 
 
+def job_create_export(
+    *,
+    owner: AbstractBaseUser,
+    version: ModelVersion,
+    fmt: str,
+    imgsz: int | None = None,
+    half: bool = False,
+    dynamic: bool = False,
+    int8: bool = False,
+) -> Job:
+    """Export a version (ADR 0029). Parity runs on its training's validation images
+    when the dataset is still there (else on the GPU service's sample images)."""
+    imgsz = imgsz or version.imgsz or 640
+    _refuse_if({"imgsz": imgsz_problem(imgsz)})
+    spec: dict[str, Any] = {
+        "model": version.fingerprint,
+        "format": fmt,
+        "imgsz": imgsz,
+        "half": half,
+        "dynamic": dynamic,
+        "int8": int8,
+    }
+    source = version.source_job
+    if source is not None and source.dataset is not None:
+        spec["dataset"] = str(source.dataset.path)
+    return _job_create(owner=owner, kind=JobKind.EXPORT, spec=spec, gpus=1, model_version=version)
+
+
 def job_create_inference(
     *,
     owner: AbstractBaseUser,
@@ -146,8 +174,13 @@ def job_create_inference(
     conf: float,
     iou: float,
     imgsz: int,
+    fmt: str | None = None,
+    slicing: dict[str, Any] | None = None,
 ) -> Job:
-    """Store the images where the GPU service can read them, then create the job."""
+    """Store the images where the GPU service can read them, then create the job.
+
+    `fmt` runs the version's weights (`pt`) or its export in that format; unset, the
+    version's serving format. `slicing` asks for sliced inference (SAHI)."""
     if not images:
         raise ValidationFailed(details={"fields": {"images": ["At least one image."]}})
     if len(images) > settings.CARRIL_INFER_MAX_IMAGES:
@@ -167,6 +200,16 @@ def job_create_inference(
             "iou": iou,
             "imgsz": imgsz,
         }
+        fmt = fmt or version.serving_format
+        if fmt != "pt":
+            if not version.exports.filter(format=fmt, parity_passed=True).exists():
+                raise ValidationFailed(
+                    f"This version has no {fmt} export that passed its parity check.",
+                    details={"fields": {"format": ["Export it first."]}},
+                )
+            spec["format"] = fmt
+        if slicing:
+            spec["slice"] = slicing
         return _job_create(
             owner=owner,
             kind=JobKind.INFER,

@@ -23,7 +23,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
-from registry.models import SERVING_FORMATS, ExportFormat, ModelExport, ModelVersion
+from registry.models import DOWNLOAD_FORMATS, SERVING_FORMATS, ModelExport, ModelVersion
 
 if TYPE_CHECKING:
     from jobs.models import Job
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DOWNLOAD_FORMATS = ("pt", *ExportFormat.values)
 _SUFFIX = {"pt": ".pt", "onnx": ".onnx", "torchscript": ".torchscript", "engine": ".engine"}
 
 

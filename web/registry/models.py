@@ -91,8 +91,17 @@ class ExportFormat(models.TextChoices):
     ENGINE = "engine"  # TensorRT, built on a CUDA GPU only
 
 
-# What a version may serve inference from: its weights, or an export that passed parity.
-SERVING_FORMATS = ("pt", ExportFormat.ONNX.value, ExportFormat.OPENVINO.value)
+class ServingFormat(models.TextChoices):
+    """What a version may serve inference from: its weights, or an export that passed
+    parity in a format the resident workers load."""
+
+    PT = "pt"
+    ONNX = "onnx"
+    OPENVINO = "openvino"
+
+
+SERVING_FORMATS = tuple(ServingFormat.values)
+DOWNLOAD_FORMATS = ("pt", *ExportFormat.values)
 
 
 class ModelExport(models.Model):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from django.http import FileResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from jobs.services import job_create_export
 from registry.exports import (
-    DOWNLOAD_FORMATS,
     model_exports_list,
     model_version_download,
     model_version_set_serving_format,
     repr_digest,
 )
+from registry.models import DOWNLOAD_FORMATS
 from registry.selectors import model_version_get, model_versions_list
 from registry.services import model_version_import, model_version_set_stage
 from rest_framework import status
@@ -24,6 +25,8 @@ from rest_framework.views import APIView
 from api.pagination import Pages, paginated
 from api.permissions import IsAdministrator
 from api.serializers import (
+    JobAcceptedOut,
+    ModelExportIn,
     ModelExportOut,
     ModelImportIn,
     ModelServingFormatIn,
@@ -31,6 +34,7 @@ from api.serializers import (
     ModelVersionDetailOut,
     ModelVersionOut,
 )
+from api.views.jobs import accepted
 
 
 class ModelsView(APIView):
@@ -146,3 +150,23 @@ class ModelServingFormatView(APIView):
             fmt=data.validated_data["format"],
         )
         return Response(ModelVersionDetailOut(version).data)
+
+
+class ModelExportView(APIView):
+    """Start an export job of the version; whoever may see the version may export it."""
+
+    @extend_schema(request=ModelExportIn, responses={202: JobAcceptedOut})
+    def post(self, request: Request, version_id: str) -> Response:
+        data = ModelExportIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        job = job_create_export(
+            owner=request.user,
+            version=model_version_get(version_id=version_id),
+            fmt=params["format"],
+            imgsz=params.get("imgsz"),
+            half=params["half"],
+            dynamic=params["dynamic"],
+            int8=params["int8"],
+        )
+        return accepted(job)

@@ -1,0 +1,102 @@
+"""Export jobs and inference on exports through the API (issue 14)."""
+
+from __future__ import annotations
+
+from jobs.models import Job
+from jobs.reconciler import reconcile_once
+from registry.models import ModelExport
+
+from tests.web.api.test_api_jobs import png_file
+from tests.web.api.test_api_model_exports import store_export, store_weights
+from tests.web.factories import model_version
+
+
+def test_an_export_is_a_job_of_kind_export_on_the_gpu_service(
+    owner_api, fake_gpu, run_on_commit, storage
+):
+    version = model_version(fingerprint=store_weights(storage))
+    with run_on_commit():
+        response = owner_api.post(
+            f"/api/v1/models/{version.id}/export/",
+            {"format": "onnx", "imgsz": 320, "dynamic": True},
+            format="json",
+        )
+
+    assert response.status_code == 202, response.json()
+    job = Job.objects.get(id=response.json()["id"])
+    assert job.kind == "export"
+    assert job.model_version == version
+    sent = fake_gpu.jobs[str(job.id)]
+    assert sent["kind"] == "export"
+    assert sent["spec"] == {
+        "model": version.fingerprint,
+        "format": "onnx",
+        "imgsz": 320,
+        "half": False,
+        "dynamic": True,
+        "int8": False,
+    }
+
+
+def test_an_unknown_export_format_is_refused_with_no_job(owner_api, storage):
+    version = model_version(fingerprint=store_weights(storage))
+
+    response = owner_api.post(
+        f"/api/v1/models/{version.id}/export/", {"format": "tflite"}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert not Job.objects.exists()
+
+
+def test_a_finished_export_job_registers_its_export(owner_api, fake_gpu, run_on_commit, storage):
+    version = model_version(fingerprint=store_weights(storage))
+    with run_on_commit():
+        job_id = owner_api.post(
+            f"/api/v1/models/{version.id}/export/", {"format": "openvino"}, format="json"
+        ).json()["id"]
+    manifest = {
+        "fingerprint": "c" * 64,
+        "format": "openvino",
+        "artifact": f"exports/{'c' * 64}/model_openvino_model",
+        "parity": {"passed": True, "matched_fraction": 1.0, "max_conf_diff": 0.001},
+    }
+    fake_gpu.set_state(job_id, "succeeded", result={"export": manifest, "manifest_path": "x"})
+
+    reconcile_once(client=fake_gpu.client())
+
+    export = ModelExport.objects.get()
+    assert (export.model_version, export.format) == (version, "openvino")
+    assert export.parity_passed is True
+    listed = owner_api.get(f"/api/v1/models/{version.id}/exports/").json()
+    assert [e["fingerprint"] for e in listed] == ["c" * 64]
+
+
+def test_inference_runs_on_the_serving_format_or_the_one_asked_for(
+    owner_api, fake_gpu, run_on_commit, storage
+):
+    version = model_version(fingerprint=store_weights(storage), stage="serving")
+    store_export(storage, version, fmt="onnx", passed=True)
+    store_export(storage, version, fmt="openvino", passed=False)
+    version.serving_format = "onnx"
+    version.save()
+
+    with run_on_commit():
+        default = owner_api.post(
+            "/api/v1/jobs/infer/", {"images": [png_file()]}, format="multipart"
+        )
+        sliced = owner_api.post(
+            "/api/v1/jobs/infer/",
+            {"images": [png_file()], "format": "pt", "slice_size": 256, "merge": "nms"},
+            format="multipart",
+        )
+    refused = owner_api.post(
+        "/api/v1/jobs/infer/", {"images": [png_file()], "format": "openvino"}, format="multipart"
+    )
+
+    assert fake_gpu.jobs[default.json()["id"]]["spec"]["format"] == "onnx"
+    sliced_spec = fake_gpu.jobs[sliced.json()["id"]]["spec"]
+    assert "format" not in sliced_spec
+    assert sliced_spec["slice"] == {"slice_size": 256, "overlap": 0.2, "merge": "nms"}
+    assert refused.status_code == 400
+    assert "parity" in refused.json()["error"]["message"]
