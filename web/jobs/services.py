@@ -29,7 +29,7 @@ from django.db import transaction
 from django.utils import timezone
 from observability.request_id import request_id_get
 from PIL import Image
-from registry.models import ModelVersion, Stage
+from registry.models import ExportFormat, ModelVersion, Stage
 from registry.selectors import model_version_get
 
 from gpu_service.contract import ARCHITECTURES, IMGSZ_MAX, IMGSZ_MIN, IMGSZ_MULTIPLE
@@ -151,7 +151,12 @@ def job_create_export(
     """Export a version (ADR 0029). Parity runs on its training's validation images
     when the dataset is still there (else on the GPU service's sample images)."""
     imgsz = imgsz or version.imgsz or 640
-    _refuse_if({"imgsz": imgsz_problem(imgsz)})
+    _refuse_if(
+        {
+            "imgsz": imgsz_problem(imgsz),
+            "format": None if fmt in ExportFormat.values else f"One of {ExportFormat.values}.",
+        }
+    )
     spec: dict[str, Any] = {
         "model": version.fingerprint,
         "format": fmt,

@@ -50,6 +50,7 @@ urlpatterns = [
     path("models/<uuid:version_id>/weights.pt", model_version.model_weights, name="model_weights"),
     path("models/<uuid:version_id>/stage/", models.model_stage, name="model_stage"),
     path("models/<uuid:version_id>/download/", model_exports.model_download, name="model_download"),
+    path("models/<uuid:version_id>/export/", model_exports.model_export_start, name="model_export"),
     path(
         "models/<uuid:version_id>/serving-format/",
         model_exports.model_serving_format,

@@ -91,4 +91,9 @@ def exports_section(*, version: Any) -> dict[str, Any]:
         "serving_format": version.serving_format,
         "serving_format_choices": ["pt", *passing],
         "serving_format_url": reverse("ui:model_serving_format", kwargs={"version_id": version.id}),
+        "export_url": (
+            reverse("ui:model_export", kwargs={"version_id": version.id})
+            if version.stage != "retired"
+            else None
+        ),
     }

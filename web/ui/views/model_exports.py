@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
+from jobs.services import job_create_export
 from registry import exports as registry_exports
 from registry.selectors import model_version_get
 
@@ -61,3 +62,30 @@ def model_serving_format(request: HttpRequest, version_id: uuid.UUID) -> HttpRes
             request, f"{version.name} now serves inference from {version.serving_format}."
         )
     return redirect("ui:model_version", version_id=version.id)
+
+
+@login_required
+@require_POST
+def model_export_start(request: HttpRequest, version_id: uuid.UUID) -> HttpResponse:
+    """Start an export job from the version's page, then follow it on the job's page."""
+    version = _version(version_id)
+    try:
+        imgsz = int(request.POST.get("imgsz") or 0) or None
+    except ValueError:
+        imgsz = -1  # refused below with the image-size rule's message
+    try:
+        job = job_create_export(
+            owner=request.user,
+            version=version,
+            fmt=request.POST.get("format", ""),
+            imgsz=imgsz,
+            half=bool(request.POST.get("half")),
+            dynamic=bool(request.POST.get("dynamic")),
+        )
+    except CarrilWebError as exc:
+        fields = exc.details.get("fields") or {}
+        detail = " ".join(str(m) for msgs in fields.values() for m in msgs)
+        messages.error(request, f"{exc.message} {detail}".strip())
+        return redirect("ui:model_version", version_id=version.id)
+    messages.success(request, f"Exporting {version.name} to {job.spec['format']}.")
+    return redirect("ui:job_detail", job_id=job.id)
