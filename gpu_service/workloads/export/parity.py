@@ -36,15 +36,14 @@ def iou(a: Box, b: Box) -> float:
 
 
 def _match(counted: list[Box], others: list[Box]) -> list[tuple[Box, Box]]:
-    """Greedy one-to-one matches of `counted` boxes among `others`."""
-    free = sorted(others, key=lambda b: -b[1])
+    """Greedy one-to-one matches of `counted` boxes among `others`: the same class,
+    IoU >= PARITY_IOU, the highest IoU and then the closest confidence."""
+    free = list(others)
     pairs = []
     for box in sorted(counted, key=lambda b: -b[1]):
-        best, best_iou = None, PARITY_IOU
-        for other in free:
-            if other[0] == box[0] and (overlap := iou(box, other)) >= best_iou:
-                best, best_iou = other, overlap
-        if best is not None:
+        candidates = [o for o in free if o[0] == box[0] and iou(box, o) >= PARITY_IOU]
+        if candidates:
+            best = max(candidates, key=lambda o: (round(iou(box, o), 6), -abs(o[1] - box[1])))
             free.remove(best)
             pairs.append((box, best))
     return pairs

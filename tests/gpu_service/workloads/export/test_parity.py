@@ -56,3 +56,12 @@ def test_a_missing_box_lowers_the_matched_fraction():
 
 def test_no_boxes_on_either_side_is_parity():
     assert compare([[], []], [[], []])["passed"] is True
+
+
+def test_among_equal_boxes_the_closest_confidence_is_the_match():
+    faint = (0, 0.1, 10.0, 10.0, 50.0, 50.0)
+
+    result = compare([[BOX, faint]], [[faint, BOX]], conf=0.0)
+
+    assert result["max_conf_diff"] == 0.0
+    assert result["matched_fraction"] == 1.0
