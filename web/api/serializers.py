@@ -186,7 +186,13 @@ class TrainIn(_ImgszRule, serializers.Serializer):
 
 
 class InferIn(_ImgszRule, serializers.Serializer):
-    images = serializers.ListField(child=serializers.FileField(), min_length=1)
+    images = serializers.ListField(child=serializers.FileField(), required=False, default=list)
+    media = serializers.FileField(
+        required=False, help_text="instead of images: a video (mp4, webm, avi) or a zip of images"
+    )
+    fps = serializers.FloatField(min_value=0.01, max_value=60, default=2.0)
+    max_seconds = serializers.FloatField(min_value=1, max_value=7200, default=600)
+    max_frames = serializers.IntegerField(min_value=1, max_value=10000, default=600)
     model_version = serializers.UUIDField(required=False, allow_null=True)
     conf = serializers.FloatField(min_value=0, max_value=1, default=0.25)
     iou = serializers.FloatField(min_value=0, max_value=1, default=0.7)

@@ -16,7 +16,8 @@ import logging
 import re
 import shutil
 import uuid
-from pathlib import Path
+import zipfile
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from carril_web.errors import Conflict, NotFound, ValidationFailed
@@ -181,12 +182,22 @@ def job_create_inference(
     imgsz: int,
     fmt: str | None = None,
     slicing: dict[str, Any] | None = None,
+    media: UploadedFile | None = None,
+    video_options: dict[str, Any] | None = None,
 ) -> Job:
     """Store the images where the GPU service can read them, then create the job.
 
     `fmt` runs the version's weights (`pt`) or its export in that format; unset, the
-    version's serving format. `slicing` asks for sliced inference (SAHI)."""
-    if not images:
+    version's serving format. `slicing` asks for sliced inference (SAHI). `media` is a
+    video (mp4, webm, avi; sampled as `video_options` say) or a zip of images, instead of
+    `images` (ADR 0030)."""
+    if media is not None:
+        if images:
+            raise ValidationFailed(
+                details={"fields": {"media": ["Send images or one video or zip, not both."]}}
+            )
+        images = []
+    elif not images:
         raise ValidationFailed(details={"fields": {"images": ["At least one image."]}})
     if len(images) > settings.CARRIL_INFER_MAX_IMAGES:
         raise ValidationFailed(
@@ -198,13 +209,15 @@ def job_create_inference(
     folder.mkdir(parents=True)
     try:
         paths = [_image_store(upload, folder=folder, index=i) for i, upload in enumerate(images)]
-        spec = {
+        spec: dict[str, Any] = {
             "model": version.fingerprint,
             "images": [str(p) for p in paths],
             "conf": conf,
             "iou": iou,
             "imgsz": imgsz,
         }
+        if media is not None:
+            spec.update(media_spec(media_store(media, folder=folder), video_options or {}))
         fmt = fmt or version.serving_format
         if fmt != "pt":
             if not version.exports.filter(format=fmt, parity_passed=True).exists():
@@ -226,6 +239,54 @@ def job_create_inference(
     except Exception:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+VIDEO_SUFFIXES = {".mp4", ".webm", ".avi"}
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp"}
+
+
+def media_store(upload: UploadedFile, *, folder: Path) -> Path:
+    """A video or a zip of images, stored under a name of our own; a zip is refused here
+    when a member name would leave its folder or is not an image (the GPU service checks
+    again, and decodes the video, at submit)."""
+    suffix = Path(upload.name or "").suffix.lower()
+    if suffix not in VIDEO_SUFFIXES | {".zip"}:
+        raise ValidationFailed(
+            "Send an mp4, webm or avi video, or a zip of images.",
+            details={"fields": {"media": [upload.name or "?"]}},
+        )
+    path = folder / f"media{suffix}"
+    with open(path, "wb") as out:
+        for chunk in upload.chunks():
+            out.write(chunk)
+    if suffix == ".zip":
+        _zip_refuse_if_unsafe(path, name=upload.name or "zip")
+    path.chmod(0o644)
+    return path
+
+
+def _zip_refuse_if_unsafe(path: Path, *, name: str) -> None:
+    def refuse(problem: str) -> ValidationFailed:
+        return ValidationFailed(f"{name}: {problem}", details={"fields": {"media": [problem]}})
+
+    if not zipfile.is_zipfile(path):
+        raise refuse("not a zip file")
+    with zipfile.ZipFile(path) as zf:
+        members = [m for m in zf.infolist() if not m.is_dir()]
+        for member in members:
+            pure = PurePosixPath(member.filename)
+            if "\\" in member.filename or pure.is_absolute() or ".." in pure.parts:
+                raise refuse(f"unsafe name in the zip: {member.filename!r}")
+            if pure.suffix.lower() not in IMAGE_SUFFIXES:
+                raise refuse(f"not an image: {member.filename!r}")
+        if not members:
+            raise refuse("the zip holds no images")
+
+
+def media_spec(path: Path, video_options: dict[str, Any]) -> dict[str, Any]:
+    if path.suffix == ".zip":
+        return {"images": [], "archive": str(path)}
+    return {"images": [], "video": {"path": str(path), **video_options}}
 
 
 def _image_store(upload: UploadedFile, *, folder: Path, index: int) -> Path:

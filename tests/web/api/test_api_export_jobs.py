@@ -100,3 +100,61 @@ def test_inference_runs_on_the_serving_format_or_the_one_asked_for(
     assert sliced_spec["slice"] == {"slice_size": 256, "overlap": 0.2, "merge": "nms"}
     assert refused.status_code == 400
     assert "parity" in refused.json()["error"]["message"]
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_video_or_a_zip_of_images_becomes_the_inference_input(
+    owner_api, fake_gpu, run_on_commit, storage
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    model_version(fingerprint=store_weights(storage), stage="serving")
+    png = png_file().read()
+    with run_on_commit():
+        video = owner_api.post(
+            "/api/v1/jobs/infer/",
+            {"media": SimpleUploadedFile("clip.webm", b"webm"), "fps": 5, "max_frames": 50},
+            format="multipart",
+        )
+        archive = owner_api.post(
+            "/api/v1/jobs/infer/",
+            {"media": SimpleUploadedFile("imgs.zip", _zip({"a/one.png": png}))},
+            format="multipart",
+        )
+
+    video_spec = fake_gpu.jobs[video.json()["id"]]["spec"]
+    assert video_spec["images"] == []
+    assert video_spec["video"]["path"].endswith("/media.webm")
+    assert (video_spec["video"]["fps"], video_spec["video"]["max_frames"]) == (5.0, 50)
+    assert fake_gpu.jobs[archive.json()["id"]]["spec"]["archive"].endswith("/media.zip")
+
+
+def test_a_zip_with_unsafe_names_or_non_images_is_refused_with_no_job(owner_api, storage):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    model_version(fingerprint=store_weights(storage), stage="serving")
+    png = png_file().read()
+    for members, problem in (
+        ({"../escape.png": png}, "unsafe name"),
+        ({"/abs.png": png}, "unsafe name"),
+        ({"ok.png": png, "notes.txt": b"x"}, "not an image"),
+    ):
+        response = owner_api.post(
+            "/api/v1/jobs/infer/",
+            {"media": SimpleUploadedFile("bad.zip", _zip(members))},
+            format="multipart",
+        )
+        assert response.status_code == 400, response.json()
+        assert problem in response.json()["error"]["message"]
+    assert not Job.objects.exists()
+    assert not any((storage / "uploads" / "infer").iterdir())

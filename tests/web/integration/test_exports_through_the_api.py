@@ -54,14 +54,14 @@ def _infer(owner_api, run_on_commit, *, fmt: str) -> dict:
 def test_a_trained_model_exports_to_onnx_and_openvino_and_each_serves_matching_detections(
     owner_api,
     admin_api,
-    dataset,
-    gpu_url,
+    dataset_fixture,
+    gpu_url_fixture,
     gpu_service,
     storage,
     run_on_commit,
 ):
-    gpu_service(storage=storage, port=int(gpu_url.rsplit(":", 1)[1]), token=TOKEN)
-    train_id = train(owner_api, dataset.id, epochs=1, run_on_commit=run_on_commit)
+    gpu_service(storage=storage, port=int(gpu_url_fixture.rsplit(":", 1)[1]), token=TOKEN)
+    train_id = train(owner_api, dataset_fixture.id, epochs=1, run_on_commit=run_on_commit)
     trained = reconcile_until(lambda: job_in(train_id, ENDED))
     assert trained.state == JobState.SUCCEEDED, (trained.error_code, trained.error_message)
     version = ModelVersion.objects.get(source_job=trained)

@@ -72,6 +72,8 @@ class InferView(APIView):
             iou=params["iou"],
             imgsz=params["imgsz"],
             fmt=params.get("format"),
+            media=params.get("media"),
+            video_options={k: params[k] for k in ("fps", "max_seconds", "max_frames")},
             slicing=(
                 {
                     "slice_size": params["slice_size"],
