@@ -14,18 +14,8 @@ from PIL import Image
 from registry.models import ModelExport, ModelVersion
 
 from gpu_service.workloads.export.parity import compare
-from tests.web.integration.test_web_with_gpu_service import (
-    TOKEN,
-    job_in,
-    reconcile_until,
-    train,
-)
-from tests.web.integration.test_web_with_gpu_service import (
-    dataset as dataset_fixture,  # noqa: F401 - registers the `dataset` fixture
-)
-from tests.web.integration.test_web_with_gpu_service import (
-    gpu_url as gpu_url_fixture,  # noqa: F401 - registers the `gpu_url` fixture
-)
+from tests.web.integration.conftest import TOKEN
+from tests.web.integration.test_web_with_gpu_service import job_in, reconcile_until, train
 
 pytestmark = pytest.mark.slow
 ENDED = {"succeeded", "failed", "lost"}
@@ -54,14 +44,14 @@ def _infer(owner_api, run_on_commit, *, fmt: str) -> dict:
 def test_a_trained_model_exports_to_onnx_and_openvino_and_each_serves_matching_detections(
     owner_api,
     admin_api,
-    dataset_fixture,
-    gpu_url_fixture,
+    dataset,
+    gpu_url,
     gpu_service,
     storage,
     run_on_commit,
 ):
-    gpu_service(storage=storage, port=int(gpu_url_fixture.rsplit(":", 1)[1]), token=TOKEN)
-    train_id = train(owner_api, dataset_fixture.id, epochs=1, run_on_commit=run_on_commit)
+    gpu_service(storage=storage, port=int(gpu_url.rsplit(":", 1)[1]), token=TOKEN)
+    train_id = train(owner_api, dataset.id, epochs=1, run_on_commit=run_on_commit)
     trained = reconcile_until(lambda: job_in(train_id, ENDED))
     assert trained.state == JobState.SUCCEEDED, (trained.error_code, trained.error_message)
     version = ModelVersion.objects.get(source_job=trained)
