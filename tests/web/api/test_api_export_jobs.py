@@ -158,4 +158,3 @@ def test_a_zip_with_unsafe_names_or_non_images_is_refused_with_no_job(owner_api,
         assert problem in response.json()["error"]["message"]
     assert not Job.objects.exists()
     assert not any((storage / "uploads" / "infer").iterdir())
-
