@@ -115,7 +115,7 @@ def _weights(storage: Path, fingerprint: str) -> None:
 
 
 def _job_log(storage: Path, job: Job, lines: int) -> None:
-    folder = storage / "jobs" / job.gpu_job_id
+    folder = storage / "jobs" / str(job.id)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "job.log").write_text("".join(f"epoch line {i}\n" for i in range(lines)))
 
@@ -135,7 +135,7 @@ def everything(
     Job.objects.filter(id__in=[finished_training.id, finished_inference.id]).update(owner=admin)
     jobs = {"succeeded": finished_training, "inferred": finished_inference}
     for state, fields in {
-        "submitted": {"progress": {}, "gpu_job_id": ""},
+        "submitted": {"progress": {}, "dispatched_at": None},
         "queued": {"progress": {}},
         "running": {},
         "cancelling": {},
@@ -147,7 +147,7 @@ def everything(
         "cancelled": {"error_code": "CANCELLED", "finished_at": timezone.now()},
         "lost": {"error_code": "LOST", "error_message": "The GPU service lost it."},
     }.items():
-        fields.setdefault("gpu_job_id", f"gpu-{state}")
+        fields.setdefault("dispatched_at", timezone.now())
         jobs[state] = training_job(owner=admin, dataset=dataset, state=state, **fields)
     _job_log(storage, jobs["running"], lines=400)
     trained = ModelVersion.objects.get(source_job=finished_training)
