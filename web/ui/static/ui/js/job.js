@@ -57,7 +57,7 @@
     if (!badge) return;
     var before = badge.getAttribute("data-state");
     // The end of a job is announced after the reload that follows it (onDone), once.
-    var ends = TERMINAL.indexOf(job.state) !== -1;
+    var ends = isTerminal(job.state);
     if (before !== job.state && !ends && window.carrilAnnounce) {
       window.carrilAnnounce("Job " + job.state + ".");
     }
