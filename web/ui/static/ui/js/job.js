@@ -126,7 +126,7 @@
         var job = data.job;
         var end = "Job " + job.state + ".";
         // Why it failed is worth hearing; "cancelled: the job was cancelled" is not.
-        var failed = job.state === "failed" || job.state === "lost";
+        var failed = isIn("failure", job.state);
         if (failed && job.error && job.error.message) end = "Job " + job.state + ": " + job.error.message;
         if (window.carrilAnnounceAfterReload) window.carrilAnnounceAfterReload(end);
         window.location.reload();
