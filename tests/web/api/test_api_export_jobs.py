@@ -8,7 +8,7 @@ from registry.models import ModelExport
 
 from tests.web.api.test_api_jobs import png_file
 from tests.web.api.test_api_model_exports import store_export, store_weights
-from tests.web.factories import model_version
+from tests.web.factories import DELIVERED, model_version
 
 
 def test_an_export_is_a_job_of_kind_export_on_the_gpu_service(
@@ -70,6 +70,10 @@ def test_a_finished_export_job_registers_its_export(owner_api, fake_gpu, run_on_
     assert export.parity_passed is True
     listed = owner_api.get(f"/api/v1/models/{version.id}/exports/").json()
     assert [e["fingerprint"] for e in listed] == ["c" * 64]
+    detail = owner_api.get(f"/api/v1/jobs/{job_id}/")
+    assert detail.status_code == 200
+    assert detail.json()["kind"] == "export"
+    assert detail.json()["result"]["export"]["fingerprint"] == "c" * 64
 
 
 def test_inference_runs_on_the_serving_format_or_the_one_asked_for(
@@ -158,3 +162,33 @@ def test_a_zip_with_unsafe_names_or_non_images_is_refused_with_no_job(owner_api,
         assert problem in response.json()["error"]["message"]
     assert not Job.objects.exists()
     assert not any((storage / "uploads" / "infer").iterdir())
+
+
+def test_a_video_results_files_are_urls_never_server_paths(owner_api, owner, storage):
+    job = Job.objects.create(owner=owner, kind="infer", state="succeeded", dispatched_at=DELIVERED)
+    folder = storage / "jobs" / str(job.id)
+    job.result = {
+        "model": "a" * 64,
+        "results_path": str(folder / "results.json"),
+        "images": [],
+        "images_per_second": 1.0,
+        "format": "pt",
+        "export": None,
+        "video": {
+            "source": "uploads/clip.mp4",
+            "fps_sampled": 2.0,
+            "frames": [{"index": 0, "time_s": 0.0, "count": 1}],
+            "annotated_video": str(folder / "annotated.mp4"),
+            "annotated_webm": str(folder / "annotated.webm"),
+            "detections_path": str(folder / "frames.json"),
+        },
+    }
+    job.save()
+
+    body = owner_api.get(f"/api/v1/jobs/{job.id}/").json()
+
+    video = body["result"]["video"]
+    assert video["annotated_webm_url"] == f"/api/v1/jobs/{job.id}/artifacts/annotated.webm"
+    assert video["annotated_video_url"].endswith("/artifacts/annotated.mp4")
+    assert video["detections_url"].endswith("/artifacts/frames.json")
+    assert str(storage) not in str(body)

@@ -118,3 +118,32 @@ def test_an_inference_over_a_video_shows_a_player_and_a_per_frame_timeline(
     served = owner_client.get(webm)
     assert served["Content-Type"] == "video/webm"
     assert b"".join(served.streaming_content) == b"webm"
+
+
+def test_an_export_jobs_page_renders_while_running_and_once_done(
+    owner_client: Client, finished_training: Job, storage: Path
+) -> None:
+    version = ModelVersion.objects.get(source_job=finished_training)
+    job = Job.objects.create(
+        owner=finished_training.owner,
+        kind="export",
+        state="running",
+        model_version=version,
+        spec={"model": version.fingerprint, "format": "onnx", "imgsz": 64},
+        progress={"stage": "parity", "fraction": 0.6},
+        dispatched_at=DELIVERED,
+    )
+    page = reverse("ui:job_detail", kwargs={"job_id": job.id})
+
+    running = owner_client.get(page)
+    job.state = "succeeded"
+    job.result = {"export": {"fingerprint": "e" * 64, "format": "onnx"}, "manifest_path": "x"}
+    job.save()
+    done = owner_client.get(page)
+    status = owner_client.get(reverse("ui:job_status", kwargs={"job_id": job.id}))
+    listed = owner_client.get(reverse("ui:jobs"))
+
+    assert running.status_code == done.status_code == 200
+    assert "parity" in running.content.decode()
+    assert status.status_code == 200
+    assert listed.status_code == 200
