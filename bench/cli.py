@@ -27,6 +27,7 @@ TITLES = {
     "training": "Training overhead",
     "dataparallel": "DataParallel",
     "ray_cluster": "Ray executor",
+    "exports": "Exported models and sliced inference",
 }
 
 

@@ -21,6 +21,7 @@ BENCHMARKS = (
     "training",
     "dataparallel",
     "ray_cluster",
+    "exports",
 )
 
 

@@ -46,7 +46,7 @@ JOB_STATES: tuple[JobStateName, ...] = (
     "cancelled",
 )
 TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
-KindName = Literal["diagnostic", "train", "infer"]
+KindName = Literal["diagnostic", "train", "infer", "export"]
 
 # ---- what training accepts ---------------------------------------------------------
 
@@ -159,6 +159,23 @@ class ImageResult(TypedDict):
     annotated_path: str
 
 
+class FrameCount(TypedDict):
+    index: int  # the frame's number in the source video
+    time_s: float
+    count: int  # detections on that frame
+
+
+class VideoResult(TypedDict):
+    """What an inference over a video adds: the annotated video and a count per frame."""
+
+    source: str
+    fps_sampled: float
+    frames: list[FrameCount]
+    annotated_video: str  # mp4 (MPEG-4 part 2), for download
+    annotated_webm: str  # VP8, what browsers play
+    detections_path: str  # per-frame detections JSON
+
+
 class InferenceResult(TypedDict):
     """The result of a succeeded `infer` job (also written to `results_path`)."""
 
@@ -166,6 +183,60 @@ class InferenceResult(TypedDict):
     results_path: str
     images: list[ImageResult]
     images_per_second: float
+    format: str  # pt, onnx or openvino: what the job ran on
+    export: str | None  # the export's fingerprint when format is not pt
+    video: VideoResult | None
+
+
+# ---- exports -----------------------------------------------------------------------
+
+# Parity: boxes of the exported model and of the .pt model are matched by class and
+# IoU >= PARITY_IOU; matched confidences may differ by at most PARITY_CONF_TOLERANCE,
+# and at least PARITY_MIN_MATCHED of the boxes must be matched.
+PARITY_IOU = 0.9
+PARITY_CONF_TOLERANCE = 0.05
+PARITY_MIN_MATCHED = 0.95
+
+
+class ParityResult(TypedDict):
+    passed: bool
+    images: int
+    boxes_reference: int  # boxes of the .pt model at the parity confidence
+    boxes_export: int
+    matched_fraction: float  # matched boxes of both sides over all of them (1.0 if none)
+    max_conf_diff: float
+    iou_threshold: float
+    conf_tolerance: float
+    min_matched: float
+    conf: float
+
+
+class ExportManifest(TypedDict):
+    """`manifest.json` beside an export; paths are relative to storage."""
+
+    fingerprint: str
+    format: str  # onnx, openvino, torchscript, engine
+    artifact: str  # storage-relative: exports/<fingerprint>/model.onnx
+    size_bytes: int
+    source_fingerprint: str
+    imgsz: int
+    half: bool
+    dynamic: bool
+    int8: bool
+    opset: int | None
+    simplified: bool
+    class_names: list[str]
+    tool_versions: dict[str, str]
+    parity: ParityResult
+    created_at: str
+    job_id: str
+
+
+class ExportResult(TypedDict):
+    """The result of a succeeded `export` job."""
+
+    export: ExportManifest
+    manifest_path: str  # storage-relative
 
 
 # ---- the job status record ---------------------------------------------------------

@@ -238,6 +238,11 @@ class JobManager:
                 f"invalid spec for {submission.kind}: {_first_error(exc)}",
                 details={"field": "spec", "errors": _errors(exc)},
             ) from None
+        if (reason := kind.needs_cuda(spec)) and self.executor.runtime != "real":
+            raise ValidationFailed(
+                f"{reason}; this service has no CUDA GPU (simulated runtime)",
+                details={"field": "spec", "runtime": self.executor.runtime},
+            )
         kind.check(spec, self.settings.storage)
         gpu_ids = submission.gpu_ids
         gpus = len(gpu_ids) if gpu_ids is not None else (submission.gpus or kind.default_gpus)

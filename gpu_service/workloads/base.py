@@ -92,3 +92,6 @@ class Kind:
     # Raise ValidationFailed / FileMissing / NotFound; runs in the API process, so it
     # must be quick and must not import torch.
     check: Callable[[BaseModel, Path], None] = lambda spec, storage: None
+    # Why this spec can only run on a real CUDA GPU (a TensorRT engine), or None: such a
+    # job is refused at submit on a service without one.
+    needs_cuda: Callable[[BaseModel], str | None] = lambda spec: None

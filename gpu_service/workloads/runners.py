@@ -11,6 +11,7 @@ from typing import Any
 
 from gpu_service.workloads.base import JobContext, Runner
 from gpu_service.workloads.diagnostic.run import diagnostic_run
+from gpu_service.workloads.export.run import export_job
 from gpu_service.workloads.infer.run import infer_job
 from gpu_service.workloads.train.run import train_job
 
@@ -23,4 +24,13 @@ def _infer(ctx: JobContext) -> dict[str, Any]:
     return infer_job(ctx=ctx)
 
 
-RUNNERS: dict[str, Runner] = {"diagnostic": diagnostic_run, "train": _train, "infer": _infer}
+def _export(ctx: JobContext) -> dict[str, Any]:
+    return export_job(ctx=ctx)
+
+
+RUNNERS: dict[str, Runner] = {
+    "diagnostic": diagnostic_run,
+    "train": _train,
+    "infer": _infer,
+    "export": _export,
+}

@@ -14,7 +14,17 @@ from typing import Any
 
 import pytest
 
-from bench import admission, dataparallel, health, inference, polling, scheduling, training, upload
+from bench import (
+    admission,
+    dataparallel,
+    exports,
+    health,
+    inference,
+    polling,
+    scheduling,
+    training,
+    upload,
+)
 from bench.options import ROOT, Options
 from bench.stack import Platform
 
@@ -51,6 +61,20 @@ def _well_formed(result: dict[str, Any]) -> None:
 def _run(module: Any, platform: Platform) -> list[dict[str, Any]]:
     result = module.run(options=platform.options, platform=platform)
     return result if isinstance(result, list) else [result]
+
+
+def test_exports_report_both_runtimes_against_pytorch_and_the_sliced_cost(
+    platform: Platform,
+) -> None:
+    results = _run(exports, platform)
+
+    assert [r["name"] for r in results] == ["exports.onnx", "exports.openvino", "exports.sliced"]
+    for result in results:
+        _well_formed(result)
+    assert all(
+        r["details"]["parity passed"] == {"onnx": True, "openvino": True} for r in results[:2]
+    )
+    assert results[2]["details"]["tiles per image"] > 1
 
 
 def test_admission_reports_client_and_journal_latencies(platform: Platform) -> None:

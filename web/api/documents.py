@@ -129,6 +129,14 @@ def job_result_public(*, job: Job) -> dict[str, Any] | None:
             _detections_public(job=job, image=img, prefix=prefix)
             for img in result.get("images", [])
         ]
+        if result.get("video"):
+            video = dict(result["video"])
+            for key in ("annotated_video", "annotated_webm", "detections_path"):
+                url_key = key.removesuffix("_path") + "_url"
+                video[url_key] = artifact_url(job=job, absolute=video.pop(key, None), prefix=prefix)
+            result["video"] = video
+    elif job.kind == JobKind.EXPORT:
+        pass  # the export's manifest and manifest_path are relative to storage already
     else:
         weights = dict(result.get("weights") or {})
         weights.pop("path", None)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from jobs.models import Job
 from jobs.services import TRAINING_LIMITS, imgsz_problem, seeds_problem
-from registry.models import Stage
+from registry.exports import manifest_public
+from registry.models import ExportFormat, ServingFormat, Stage
 from rest_framework import serializers
 
 from api import documents
@@ -123,6 +125,7 @@ class ModelVersionOut(serializers.Serializer):
     imgsz = serializers.IntegerField(allow_null=True)
     metrics = serializers.DictField()
     stage = serializers.CharField()
+    serving_format = serializers.CharField()
     created_at = serializers.DateTimeField()
 
 
@@ -154,6 +157,39 @@ class ModelStageIn(serializers.Serializer):
         help_text="a promotion gate, checked with the stage change: 409 GATE_FAILED if the"
         " candidate does not beat the serving version by `min_improvement` on `metric`",
     )
+
+
+class ModelExportOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    fingerprint = serializers.CharField()
+    format = serializers.CharField()
+    parity_passed = serializers.BooleanField()
+    job = serializers.UUIDField(source="job_id", allow_null=True)
+    created_at = serializers.DateTimeField()
+    manifest = serializers.SerializerMethodField(
+        help_text="format, opset, imgsz, half/dynamic/int8, source fingerprint, tool "
+        "versions, parity; paths relative to storage"
+    )
+    download_url = serializers.SerializerMethodField()
+
+    def get_manifest(self, export) -> dict:
+        return manifest_public(export=export)
+
+    def get_download_url(self, export) -> str:
+        url = reverse("api:model-download", kwargs={"version_id": export.model_version_id})
+        return f"{url}?format={export.format}"
+
+
+class ModelExportIn(serializers.Serializer):
+    format = serializers.ChoiceField(choices=ExportFormat.choices)
+    imgsz = serializers.IntegerField(min_value=32, max_value=2048, required=False)
+    half = serializers.BooleanField(default=False)
+    dynamic = serializers.BooleanField(default=False)
+    int8 = serializers.BooleanField(default=False)
+
+
+class ModelServingFormatIn(serializers.Serializer):
+    format = serializers.ChoiceField(choices=ServingFormat.choices)
 
 
 # --- jobs -------------------------------------------------------------------------------
@@ -200,11 +236,36 @@ class TrainIn(_ImgszRule, serializers.Serializer):
 
 
 class InferIn(_ImgszRule, serializers.Serializer):
-    images = serializers.ListField(child=serializers.FileField(), min_length=1)
+    images = serializers.ListField(child=serializers.FileField(), required=False, default=list)
+    media = serializers.FileField(
+        required=False, help_text="instead of images: a video (mp4, webm, avi) or a zip of images"
+    )
+    fps = serializers.FloatField(min_value=0.01, max_value=60, default=2.0)
+    max_seconds = serializers.FloatField(min_value=1, max_value=7200, default=600)
+    max_frames = serializers.IntegerField(min_value=1, max_value=10000, default=600)
     model_version = serializers.UUIDField(required=False, allow_null=True)
     conf = serializers.FloatField(min_value=0, max_value=1, default=0.25)
     iou = serializers.FloatField(min_value=0, max_value=1, default=0.7)
     imgsz = _limited("imgsz", default=640, help_text="a multiple of 32")
+    format = serializers.ChoiceField(
+        choices=ServingFormat.choices,
+        required=False,
+        help_text="the weights or an export that passed parity; default: the serving format",
+    )
+    slice_size = serializers.IntegerField(
+        min_value=32, max_value=4096, required=False, help_text="sliced inference: tile size"
+    )
+    overlap = serializers.FloatField(min_value=0, max_value=0.8, default=0.2)
+    merge = serializers.ChoiceField(choices=["greedy_nmm", "nmm", "nms"], default="greedy_nmm")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # What to run on comes before which model: a request with nothing to infer on is
+        # the caller's mistake, whatever is serving.
+        if not attrs.get("images") and attrs.get("media") is None:
+            raise serializers.ValidationError(
+                {"images": ["At least one image, or a video or zip in `media`."]}
+            )
+        return super().validate(attrs)
 
 
 class JobAcceptedOut(serializers.Serializer):

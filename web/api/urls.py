@@ -30,6 +30,20 @@ urlpatterns = [
     path("models/import/", models.ModelImportView.as_view(), name="model-import"),
     path("models/<uuid:version_id>/", models.ModelDetailView.as_view(), name="model-detail"),
     path("models/<uuid:version_id>/stage/", models.ModelStageView.as_view(), name="model-stage"),
+    path(
+        "models/<uuid:version_id>/download/",
+        models.ModelDownloadView.as_view(),
+        name="model-download",
+    ),
+    path(
+        "models/<uuid:version_id>/exports/", models.ModelExportsView.as_view(), name="model-exports"
+    ),
+    path("models/<uuid:version_id>/export/", models.ModelExportView.as_view(), name="model-export"),
+    path(
+        "models/<uuid:version_id>/serving-format/",
+        models.ModelServingFormatView.as_view(),
+        name="model-serving-format",
+    ),
     path("jobs/", jobs.JobsView.as_view(), name="jobs"),
     path("jobs/train/", jobs.TrainView.as_view(), name="job-train"),
     path("jobs/infer/", jobs.InferView.as_view(), name="job-infer"),

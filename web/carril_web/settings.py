@@ -272,6 +272,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": "/api/v1",
+    # Three choice sets share the name `format`: what a version exports to, what inference
+    # runs on, and what can be downloaded.
+    "ENUM_NAME_OVERRIDES": {
+        "ExportFormatEnum": "registry.models.ExportFormat",
+        "ServingFormatEnum": "registry.models.ServingFormat",
+        "DownloadFormatEnum": "registry.models.DOWNLOAD_FORMATS",
+    },
 }
 
 CARRIL_LOG_FORMAT = env_str("CARRIL_LOG_FORMAT", default="json" if PRODUCTION else "text")

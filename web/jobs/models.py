@@ -49,6 +49,7 @@ def job_states_public() -> dict[str, list[str]]:
 class JobKind(models.TextChoices):
     TRAIN = "train"
     INFER = "infer"
+    EXPORT = "export"  # a model version to ONNX, OpenVINO, TorchScript or TensorRT
 
 
 class Job(models.Model):

@@ -29,6 +29,7 @@ from carril_web.errors import GpuServiceUnavailable
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from registry.exports import model_export_register_from_job
 from registry.services import model_version_register_from_training
 from retention.prune import PruneSchedule
 from usage.services import usage_record
@@ -90,6 +91,9 @@ def job_apply_remote(*, job_id: uuid.UUID | str, record: JobStatus) -> bool:
         if changed and state == JobState.SUCCEEDED and job.kind == JobKind.TRAIN:
             job.refresh_from_db()
             model_version_register_from_training(job=job)
+        elif changed and state == JobState.SUCCEEDED and job.kind == JobKind.EXPORT:
+            job.refresh_from_db()
+            model_export_register_from_job(job=job)
     return bool(changed)
 
 

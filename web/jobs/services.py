@@ -16,7 +16,8 @@ import logging
 import re
 import shutil
 import uuid
-from pathlib import Path
+import zipfile
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from carril_web.errors import Conflict, NotFound, ValidationFailed
@@ -28,7 +29,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 from observability.request_id import request_id_get
-from registry.models import ModelVersion, Stage
+from registry.models import ExportFormat, ModelVersion, Stage
 from registry.selectors import model_version_get
 from registry.visibility import model_version_visible_to
 
@@ -146,6 +147,39 @@ def job_create_training(
     )
 
 
+def job_create_export(
+    *,
+    owner: AbstractBaseUser,
+    version: ModelVersion,
+    fmt: str,
+    imgsz: int | None = None,
+    half: bool = False,
+    dynamic: bool = False,
+    int8: bool = False,
+) -> Job:
+    """Export a version (ADR 0029). Parity runs on its training's validation images
+    when the dataset is still there (else on the GPU service's sample images)."""
+    imgsz = imgsz or version.imgsz or 640
+    _refuse_if(
+        {
+            "imgsz": imgsz_problem(imgsz),
+            "format": None if fmt in ExportFormat.values else f"One of {ExportFormat.values}.",
+        }
+    )
+    spec: dict[str, Any] = {
+        "model": version.fingerprint,
+        "format": fmt,
+        "imgsz": imgsz,
+        "half": half,
+        "dynamic": dynamic,
+        "int8": int8,
+    }
+    source = version.source_job
+    if source is not None and source.dataset is not None:
+        spec["dataset"] = str(source.dataset.path)
+    return _job_create(owner=owner, kind=JobKind.EXPORT, spec=spec, gpus=1, model_version=version)
+
+
 def job_create_inference(
     *,
     owner: AbstractBaseUser,
@@ -154,12 +188,27 @@ def job_create_inference(
     conf: float,
     iou: float,
     imgsz: int,
+    fmt: str | None = None,
+    slicing: dict[str, Any] | None = None,
+    media: UploadedFile | None = None,
+    video_options: dict[str, Any] | None = None,
 ) -> Job:
-    """Store the images where the GPU service can read them, then create the job."""
+    """Store the images where the GPU service can read them, then create the job.
+
+    `fmt` runs the version's weights (`pt`) or its export in that format; unset, the
+    version's serving format. `slicing` asks for sliced inference (SAHI). `media` is a
+    video (mp4, webm, avi; sampled as `video_options` say) or a zip of images, instead of
+    `images` (ADR 0030)."""
     if not model_version_visible_to(user=owner, version=version):
         # Another user's candidate (registry/visibility.py): like a missing version.
         raise NotFound("No such model version.")
-    if not images:
+    if media is not None:
+        if images:
+            raise ValidationFailed(
+                details={"fields": {"media": ["Send images or one video or zip, not both."]}}
+            )
+        images = []
+    elif not images:
         raise ValidationFailed(details={"fields": {"images": ["At least one image."]}})
     if len(images) > settings.CARRIL_INFER_MAX_IMAGES:
         raise ValidationFailed(
@@ -171,13 +220,25 @@ def job_create_inference(
     folder.mkdir(parents=True)
     try:
         paths = [_image_store(upload, folder=folder, index=i) for i, upload in enumerate(images)]
-        spec = {
+        spec: dict[str, Any] = {
             "model": version.fingerprint,
             "images": [str(p) for p in paths],
             "conf": conf,
             "iou": iou,
             "imgsz": imgsz,
         }
+        if media is not None:
+            spec.update(media_spec(media_store(media, folder=folder), video_options or {}))
+        fmt = fmt or version.serving_format
+        if fmt != "pt":
+            if not version.exports.filter(format=fmt, parity_passed=True).exists():
+                raise ValidationFailed(
+                    f"This version has no {fmt} export that passed its parity check.",
+                    details={"fields": {"format": ["Export it first."]}},
+                )
+            spec["format"] = fmt
+        if slicing:
+            spec["slice"] = slicing
         return _job_create(
             owner=owner,
             kind=JobKind.INFER,
@@ -189,6 +250,54 @@ def job_create_inference(
     except Exception:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+VIDEO_SUFFIXES = {".mp4", ".webm", ".avi"}
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp"}
+
+
+def media_store(upload: UploadedFile, *, folder: Path) -> Path:
+    """A video or a zip of images, stored under a name of our own; a zip is refused here
+    when a member name would leave its folder or is not an image (the GPU service checks
+    again, and decodes the video, at submit)."""
+    suffix = Path(upload.name or "").suffix.lower()
+    if suffix not in VIDEO_SUFFIXES | {".zip"}:
+        raise ValidationFailed(
+            "Send an mp4, webm or avi video, or a zip of images.",
+            details={"fields": {"media": [upload.name or "?"]}},
+        )
+    path = folder / f"media{suffix}"
+    with open(path, "wb") as out:
+        for chunk in upload.chunks():
+            out.write(chunk)
+    if suffix == ".zip":
+        _zip_refuse_if_unsafe(path, name=upload.name or "zip")
+    path.chmod(0o644)
+    return path
+
+
+def _zip_refuse_if_unsafe(path: Path, *, name: str) -> None:
+    def refuse(problem: str) -> ValidationFailed:
+        return ValidationFailed(f"{name}: {problem}", details={"fields": {"media": [problem]}})
+
+    if not zipfile.is_zipfile(path):
+        raise refuse("not a zip file")
+    with zipfile.ZipFile(path) as zf:
+        members = [m for m in zf.infolist() if not m.is_dir()]
+        for member in members:
+            pure = PurePosixPath(member.filename)
+            if "\\" in member.filename or pure.is_absolute() or ".." in pure.parts:
+                raise refuse(f"unsafe name in the zip: {member.filename!r}")
+            if pure.suffix.lower() not in IMAGE_SUFFIXES:
+                raise refuse(f"not an image: {member.filename!r}")
+        if not members:
+            raise refuse("the zip holds no images")
+
+
+def media_spec(path: Path, video_options: dict[str, Any]) -> dict[str, Any]:
+    if path.suffix == ".zip":
+        return {"images": [], "archive": str(path)}
+    return {"images": [], "video": {"path": str(path), **video_options}}
 
 
 def _image_store(upload: UploadedFile, *, folder: Path, index: int) -> Path:

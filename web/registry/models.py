@@ -33,6 +33,9 @@ class ModelVersion(models.Model):
     imgsz = models.PositiveIntegerField(null=True, blank=True)
     metrics = models.JSONField(default=dict)
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.CANDIDATE)
+    # What inference runs on unless a job says otherwise: `pt` or a format with a passing
+    # export (ADR 0029); administrators set it.
+    serving_format = models.CharField(max_length=16, default="pt")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -79,3 +82,51 @@ class ModelEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.model_version_id} ({self.reason[:40]})"
+
+
+class ExportFormat(models.TextChoices):
+    ONNX = "onnx"
+    OPENVINO = "openvino"
+    TORCHSCRIPT = "torchscript"
+    ENGINE = "engine"  # TensorRT, built on a CUDA GPU only
+
+
+class ServingFormat(models.TextChoices):
+    """What a version may serve inference from: its weights, or an export that passed
+    parity in a format the resident workers load."""
+
+    PT = "pt"
+    ONNX = "onnx"
+    OPENVINO = "openvino"
+
+
+SERVING_FORMATS = tuple(ServingFormat.values)
+DOWNLOAD_FORMATS = ("pt", *ExportFormat.values)
+
+
+class ModelExport(models.Model):
+    """An export of a model version, as its export job's result described it (ADR 0029).
+
+    The artifact lives on shared storage at `artifact` (relative to storage); `manifest`
+    is the GPU service's `contract.ExportManifest`, with storage-relative paths only.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    model_version = models.ForeignKey(
+        ModelVersion, on_delete=models.CASCADE, related_name="exports"
+    )
+    fingerprint = models.CharField(max_length=64, unique=True)  # sha256 of the artifact
+    format = models.CharField(max_length=16, choices=ExportFormat.choices)
+    artifact = models.CharField(max_length=500)
+    manifest = models.JSONField(default=dict)
+    parity_passed = models.BooleanField(default=False)
+    job = models.ForeignKey(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.format} export of {self.model_version_id} ({self.fingerprint[:12]})"

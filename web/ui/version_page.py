@@ -59,4 +59,41 @@ def version_page(
         "weights_url": reverse("ui:model_weights", kwargs={"version_id": version.id}),
         "weights_filename": weights_filename(version=version),
         "stage_url": reverse("ui:model_stage", kwargs={"version_id": version.id}),
+        **exports_section(version=version),
+    }
+
+
+def exports_section(*, version: Any) -> dict[str, Any]:
+    """The version's exports (newest first), with parity and a download link each."""
+    download = reverse("ui:model_download", kwargs={"version_id": version.id})
+    rows = []
+    for export in version.exports.all():
+        manifest = export.manifest or {}
+        parity = manifest.get("parity") or {}
+        rows.append(
+            {
+                "format": export.format,
+                "fingerprint": export.fingerprint,
+                "imgsz": manifest.get("imgsz"),
+                "opset": manifest.get("opset"),
+                "options": ", ".join(k for k in ("half", "dynamic", "int8") if manifest.get(k)),
+                "parity_passed": export.parity_passed,
+                "matched_fraction": parity.get("matched_fraction"),
+                "max_conf_diff": parity.get("max_conf_diff"),
+                "conf_tolerance": parity.get("conf_tolerance"),
+                "created_at": export.created_at,
+                "download_url": f"{download}?format={export.format}",
+            }
+        )
+    passing = sorted({r["format"] for r in rows if r["parity_passed"]} & {"onnx", "openvino"})
+    return {
+        "exports": rows,
+        "serving_format": version.serving_format,
+        "serving_format_choices": ["pt", *passing],
+        "serving_format_url": reverse("ui:model_serving_format", kwargs={"version_id": version.id}),
+        "export_url": (
+            reverse("ui:model_export", kwargs={"version_id": version.id})
+            if version.stage != "retired"
+            else None
+        ),
     }

@@ -50,12 +50,12 @@ def build_manifest(
         "attempt": ctx.attempt,
         "written_at": datetime.now(UTC).isoformat(),
         "inputs": {
-            "dataset": spec["dataset"],
-            "data_yaml": str(data_yaml),
+            "dataset": _relative(spec["dataset"], ctx.storage),
+            "data_yaml": _relative(data_yaml, ctx.storage),
             "data_yaml_sha256": fingerprint_file(path=data_yaml),
             "model": spec["model"],
         },
-        "parameters": spec,
+        "parameters": {**spec, "dataset": _relative(spec["dataset"], ctx.storage)},
         "runtime": runtime_versions(runtime=ctx.runtime, devices=ctx.devices),
         "seeds": [
             {k: o[k] for k in ("seed", "fitness", "metrics", "epochs_run", "batch_effective")}
@@ -67,13 +67,22 @@ def build_manifest(
         "outputs": {
             "weights": {
                 "fingerprint": weights["fingerprint"],
-                "path": str(weights_path),
+                "path": _relative(weights_path, ctx.storage),
                 "size_bytes": weights["size_bytes"],
             },
             "class_names": weights["class_names"],
             "architecture": weights["architecture"],
         },
     }
+
+
+def _relative(path: Path | str, storage: Path) -> str:
+    """A path as users may see it: relative to storage, never the server's own layout."""
+    full = Path(path) if Path(path).is_absolute() else Path(storage) / path
+    try:
+        return full.resolve().relative_to(Path(storage).resolve()).as_posix()
+    except ValueError:
+        return Path(path).name
 
 
 def write_manifest(*, job_dir: Path, manifest: dict[str, Any]) -> Path:

@@ -1,4 +1,5 @@
-"""Nothing phones home: a training and an inference with the network made to fail."""
+"""Nothing phones home: a training, an inference, exports to ONNX and OpenVINO and
+inference on them, with the network made to fail."""
 
 from __future__ import annotations
 
@@ -71,12 +72,23 @@ infer = FakeJobContext(storage=storage, job_id="infer-1", kind="infer", spec={
     "images": ["datasets/shapes/images/val/000.jpg"], "imgsz": 64, "conf": 0.0, "max_det": 3,
 })
 inferred = infer_job(ctx=infer)
-print(json.dumps({"attempts": attempts, "images": len(inferred["images"])}))
+from gpu_service.workloads.export.run import export_job
+served = {}
+for fmt in ("onnx", "openvino"):
+    exported = export_job(ctx=FakeJobContext(storage=storage, job_id=f"export-{fmt}",
+        kind="export", spec={"model": trained["weights"]["fingerprint"], "format": fmt,
+        "imgsz": 64, "dataset": "datasets/shapes"}))
+    assert exported["export"]["parity"]["passed"], exported
+    served[fmt] = infer_job(ctx=FakeJobContext(storage=storage, job_id=f"infer-{fmt}",
+        kind="infer", spec={**infer.spec, "format": fmt}))["format"]
+print(json.dumps({"attempts": attempts, "images": len(inferred["images"]), "served": served}))
 """
 
 
 @pytest.mark.slow
-def test_training_and_inference_pass_with_non_loopback_network_refused(storage: Path) -> None:
+def test_training_inference_and_exports_pass_with_non_loopback_network_refused(
+    storage: Path,
+) -> None:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -97,6 +109,7 @@ def test_training_and_inference_pass_with_non_loopback_network_refused(storage: 
     assert run.returncode == 0, run.stderr[-4000:]
     outcome = json.loads(run.stdout.strip().splitlines()[-1])
     assert outcome["images"] == 1
+    assert outcome["served"] == {"onnx": "onnx", "openvino": "openvino"}
     assert outcome["attempts"] == []
     assert (storage / "ultralytics" / "Ultralytics" / "settings.json").is_file()
 

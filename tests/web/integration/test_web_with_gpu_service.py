@@ -11,28 +11,15 @@ from typing import Any
 
 import gpu_client
 import pytest
-from datasets.services import dataset_create_from_upload
 from django.core.files.uploadedfile import SimpleUploadedFile
 from jobs.models import Job, JobState
 from jobs.reconciler import reconcile_once
 from PIL import Image
 from registry.models import ModelVersion
 
-from tests.e2e.synthetic_dataset import dataset_zip
-from tests.support.gpu_service import free_port
+from tests.web.integration.conftest import TOKEN
 
 pytestmark = pytest.mark.slow
-TOKEN = "test-token-0123456789"
-
-
-@pytest.fixture
-def gpu_url(settings: Any, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Where the web app looks for the GPU service; nothing listens there until started."""
-    url = f"http://127.0.0.1:{free_port()}"
-    settings.CARRIL_GPU_SERVICE_URL = url
-    settings.CARRIL_GPU_SERVICE_TIMEOUT_S = 10.0
-    monkeypatch.setenv("CARRIL_GPU_SERVICE_TOKEN", TOKEN)
-    return url
 
 
 def reconcile_until(predicate: Callable[[], Any], *, timeout_s: float = 240.0) -> Any:
@@ -66,14 +53,6 @@ def train(owner_api: Any, dataset_id: Any, *, epochs: int, run_on_commit: Any) -
         response = owner_api.post("/api/v1/jobs/train/", body, format="json")
     assert response.status_code == 202, response.content
     return response.json()["id"]
-
-
-@pytest.fixture
-def dataset(owner: Any, tmp_path: Any) -> Any:
-    data = dataset_zip(path=tmp_path / "shapes.zip", images_per_split=2, size=64).read_bytes()
-    return dataset_create_from_upload(
-        owner=owner, name="shapes", upload=SimpleUploadedFile("shapes.zip", data)
-    )
 
 
 def test_a_job_submitted_while_the_gpu_service_is_down_is_delivered_later_and_runs_to_the_end(

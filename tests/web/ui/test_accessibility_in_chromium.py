@@ -507,3 +507,52 @@ def test_the_webhooks_page_is_clean_under_axe_empty_with_deliveries_and_refused(
     audit.check(page, "webhooks with deliveries")
     assert page.script_errors == []
     _shot(page, "webhooks")
+
+
+def test_the_annotated_video_plays_in_the_browser_and_the_timeline_has_a_bar_per_frame(
+    open_page: Callable[..., Any], owner: User, storage: Path
+) -> None:
+    """Chromium plays what the worker writes for the player (VP8 WebM; ADR 0030)."""
+    from gpu_service.workloads.infer.media import write_videos
+
+    job = Job.objects.create(
+        owner=owner, kind="infer", state="succeeded", dispatched_at=timezone.now()
+    )
+    folder = storage / "jobs" / str(job.id)
+    folder.mkdir(parents=True)
+    frames = []
+    from PIL import Image
+
+    for i in range(6):
+        path = folder / f"frame-{i}.png"
+        Image.new("RGB", (96, 64), (40 * i, 80, 120)).save(path)
+        frames.append(path)
+    mp4, webm = write_videos(images=frames, fps=2.0, target=folder / "annotated")
+    _write(
+        lambda: Job.objects.filter(id=job.id).update(
+            result={
+                "model": "a" * 64,
+                "images": [],
+                "images_per_second": 1.0,
+                "format": "pt",
+                "export": None,
+                "video": {
+                    "source": "uploads/clip.mp4",
+                    "fps_sampled": 2.0,
+                    "frames": [{"index": i, "time_s": i / 2, "count": i % 3} for i in range(6)],
+                    "annotated_video": str(mp4),
+                    "annotated_webm": str(webm),
+                    "detections_path": str(folder / "frames.json"),
+                },
+            }
+        )
+    )
+
+    page = open_page(f"/jobs/{job.id}/", user=owner)
+    page.wait_for_function(
+        "() => { const v = document.querySelector('[data-testid=video-player]');"
+        " return v && v.readyState >= 2 && v.videoWidth === 96; }"
+    )
+    assert page.evaluate("document.querySelector('[data-testid=video-player]').duration") == 3
+    assert page.locator("[data-testid=video-timeline] rect").count() == 6
+    assert page.script_errors == []

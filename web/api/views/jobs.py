@@ -29,7 +29,7 @@ from api.pagination import Pages, paginated
 from api.serializers import DetectionsOut, InferIn, JobAcceptedOut, JobLogsOut, JobOut, TrainIn
 
 
-def _accepted(job) -> Response:
+def accepted(job) -> Response:
     body = JobAcceptedOut({"id": job.id, "state": job.state, "url": job_url(job=job)}).data
     return Response(body, status=status.HTTP_202_ACCEPTED)
 
@@ -52,7 +52,7 @@ class TrainView(APIView):
             lr0=params.get("lr0"),
             patience=params.get("patience"),
         )
-        return _accepted(job)
+        return accepted(job)
 
 
 class InferView(APIView):
@@ -73,8 +73,20 @@ class InferView(APIView):
             conf=params["conf"],
             iou=params["iou"],
             imgsz=params["imgsz"],
+            fmt=params.get("format"),
+            media=params.get("media"),
+            video_options={k: params[k] for k in ("fps", "max_seconds", "max_frames")},
+            slicing=(
+                {
+                    "slice_size": params["slice_size"],
+                    "overlap": params["overlap"],
+                    "merge": params["merge"],
+                }
+                if params.get("slice_size")
+                else None
+            ),
         )
-        return _accepted(job)
+        return accepted(job)
 
 
 class JobsView(APIView):

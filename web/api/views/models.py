@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from django.http import FileResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from jobs.services import job_create_export
+from registry.exports import (
+    model_exports_list,
+    model_version_download,
+    model_version_set_serving_format,
+    repr_digest,
+)
+from registry.models import DOWNLOAD_FORMATS
 from registry.selectors import model_version_get, model_versions_list
 from registry.services import model_version_import, model_version_set_stage
 from rest_framework import status
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -15,7 +25,17 @@ from rest_framework.views import APIView
 from api.pagination import Pages, paginated
 from api.permissions import IsAdministrator
 from api.scopes import TokenScopes
-from api.serializers import ModelImportIn, ModelStageIn, ModelVersionDetailOut, ModelVersionOut
+from api.serializers import (
+    JobAcceptedOut,
+    ModelExportIn,
+    ModelExportOut,
+    ModelImportIn,
+    ModelServingFormatIn,
+    ModelStageIn,
+    ModelVersionDetailOut,
+    ModelVersionOut,
+)
+from api.views.jobs import accepted
 
 
 class ModelsView(APIView):
@@ -76,3 +96,83 @@ class ModelStageView(APIView):
             require=data.validated_data.get("require"),
         )
         return Response(ModelVersionDetailOut(version).data)
+
+
+class _FormatIsTheArtifacts(DefaultContentNegotiation):
+    """`?format=` names the model format here, not DRF's response format override."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class ModelDownloadView(APIView):
+    """The version's weights or one of its exports. Whoever may see the version may
+    download it; the fingerprint comes in `X-Carril-Fingerprint` (and, when it is the
+    sha256 of the bytes sent, in `Repr-Digest`)."""
+
+    content_negotiation_class = _FormatIsTheArtifacts
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=list(DOWNLOAD_FORMATS), default="pt")],
+        responses={(200, "application/octet-stream"): bytes},
+    )
+    def get(self, request: Request, version_id: str) -> FileResponse:
+        version = model_version_get(user=request.user, version_id=version_id)
+        download = model_version_download(
+            version=version, fmt=request.query_params.get("format", "pt")
+        )
+        handle = download.path.open("rb")
+        if download.temporary:
+            download.path.unlink()  # the open handle keeps the bytes until it is closed
+        response = FileResponse(
+            handle,
+            as_attachment=True,
+            filename=download.filename,
+            content_type="application/octet-stream",
+        )
+        response["X-Carril-Fingerprint"] = download.fingerprint
+        if download.digest_of_bytes:
+            response["Repr-Digest"] = repr_digest(download.fingerprint)
+        return response
+
+
+class ModelExportsView(APIView):
+    @extend_schema(responses={200: ModelExportOut(many=True)})
+    def get(self, request: Request, version_id: str) -> Response:
+        version = model_version_get(user=request.user, version_id=version_id)
+        return Response(ModelExportOut(model_exports_list(version=version), many=True).data)
+
+
+class ModelServingFormatView(APIView):
+    permission_classes = [IsAuthenticated, IsAdministrator]
+
+    @extend_schema(request=ModelServingFormatIn, responses={200: ModelVersionDetailOut})
+    def post(self, request: Request, version_id: str) -> Response:
+        data = ModelServingFormatIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        version = model_version_set_serving_format(
+            actor=request.user,
+            version=model_version_get(user=request.user, version_id=version_id),
+            fmt=data.validated_data["format"],
+        )
+        return Response(ModelVersionDetailOut(version).data)
+
+
+class ModelExportView(APIView):
+    """Start an export job of the version; whoever may see the version may export it."""
+
+    @extend_schema(request=ModelExportIn, responses={202: JobAcceptedOut})
+    def post(self, request: Request, version_id: str) -> Response:
+        data = ModelExportIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        job = job_create_export(
+            owner=request.user,
+            version=model_version_get(user=request.user, version_id=version_id),
+            fmt=params["format"],
+            imgsz=params.get("imgsz"),
+            half=params["half"],
+            dynamic=params["dynamic"],
+            int8=params["int8"],
+        )
+        return accepted(job)

@@ -19,6 +19,7 @@ from registry.selectors import model_version_of_job
 
 from ui import presenters
 from ui.pages import render_page
+from ui.views.job_video import video_view
 
 
 @login_required
@@ -67,7 +68,7 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     return render_page(
         request,
         "ui/jobs/detail.html",
-        {"page": page},
+        {"page": page, "video": video_view(job=job)},
         section="train" if job.kind == JobKind.TRAIN else "infer",
     )
 

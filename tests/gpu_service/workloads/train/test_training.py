@@ -78,6 +78,10 @@ def test_two_seeds_train_report_every_epoch_and_register_the_best(
     assert manifest["best_seed"] == result["best_seed"]
     assert [s["seed"] for s in manifest["seeds"]] == [1, 2]
     assert manifest["outputs"]["weights"]["fingerprint"] == best["fingerprint"]
+    # Users read the manifest: paths relative to storage, never the server's own.
+    assert manifest["outputs"]["weights"]["path"] == f"weights/{best['fingerprint']}.pt"
+    assert manifest["inputs"]["data_yaml"] == "datasets/shapes/data.yaml"
+    assert str(storage) not in json.dumps(manifest)
     assert ctx.summary["best_seed"] == result["best_seed"]
 
 
