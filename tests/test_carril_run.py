@@ -1,11 +1,11 @@
-"""`make run`'s launcher: secrets made once, three processes kept up, all stopped together."""
+"""`make run`'s launcher: secrets made once, three processes kept up, all stopped together.
+(The command lines: tests/carril_stack/test_stack_commands.py.)"""
 
 from __future__ import annotations
 
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -16,23 +16,9 @@ import httpx
 import pytest
 
 import carril_run
+from tests.support.gpu_service import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def test_a_secret_is_created_once_readable_only_by_its_owner(tmp_path):
-    path = tmp_path / "secrets" / "token"
-    first = carril_run.read_or_create_secret(path)
-    second = carril_run.read_or_create_secret(path)
-    assert first == second
-    assert len(first) >= 32
-    assert path.stat().st_mode & 0o777 == 0o600
 
 
 def test_the_environment_keeps_given_secrets_and_generates_the_missing_ones(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [
+    "carril_stack",
     "gpu_service",
     "web",
     "bench",

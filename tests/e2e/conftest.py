@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.stack import ROOT, Stack
+from carril_stack.commands import ROOT
+from tests.support.stack import Stack
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.stack import Stack
 from tests.e2e.synthetic_dataset import dataset_zip
+from tests.support.stack import Stack
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -1,35 +1,42 @@
-"""The soak's user: creates jobs the way the API does and cancels some, on a schedule.
+"""The soak's user: creates jobs the way the API does and cancels some through the web
+app's HTTP API, on a schedule.
 
-Run as `python -m tests.reliability.soak_submitter PLAN OUT` in the web app's
-environment. PLAN is a JSON list of {"at_s", "spec", "gpus", "cancel_after_s"}; each
-created job's id is appended to OUT as soon as its row exists.
+Run as `python -m tests.reliability.soak_submitter PLAN OUT WEB_URL TOKEN` in the web
+app's environment. PLAN is a JSON list of {"at_s", "spec", "gpus", "cancel_after_s"};
+each created job's id is appended to OUT as soon as its row exists. Jobs are created
+in this process with the web app's own service (diagnostic jobs have no API route), so
+this process delivers them on commit as a web process does; cancels go to the gunicorn
+at WEB_URL with the owner's TOKEN.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 
-def main(*, plan_path: Path, out_path: Path) -> None:
+
+def main(*, plan_path: Path, out_path: Path, web_url: str, token: str) -> None:
     import django
 
     django.setup()
-    from carril_web.errors import Conflict
     from django.contrib.auth.models import User
-    from jobs.models import Job
-    from jobs.services import _job_create, job_cancel
+    from jobs.services import _job_create
+
+    web = httpx.Client(base_url=web_url, headers={"Authorization": f"Token {token}"}, timeout=60)
 
     def cancel(job_id: str) -> None:
-        with contextlib.suppress(Conflict):  # it finished first
-            job_cancel(job=Job.objects.get(id=job_id))
+        response = web.post(f"/api/v1/jobs/{job_id}/cancel/")
+        # 409: it finished first.
+        if response.status_code not in (202, 409):
+            raise RuntimeError(f"cancel of {job_id}: {response.status_code} {response.text}")
 
     plan = json.loads(plan_path.read_text())
-    owner = User.objects.get_or_create(username="soak")[0]
+    owner = User.objects.get(username="soak")
     started = time.monotonic()
     cancels: list[tuple[float, str]] = []
     with out_path.open("a") as out:
@@ -41,6 +48,7 @@ def main(*, plan_path: Path, out_path: Path) -> None:
             if item["cancel_after_s"] is not None:
                 cancels.append((item["at_s"] + item["cancel_after_s"], str(job.id)))
         _wait_until(float("inf"), started=started, cancels=cancels, cancel=cancel)
+    web.close()
 
 
 def _wait_until(
@@ -64,4 +72,9 @@ def _wait_until(
 
 
 if __name__ == "__main__":
-    main(plan_path=Path(sys.argv[1]), out_path=Path(sys.argv[2]))
+    main(
+        plan_path=Path(sys.argv[1]),
+        out_path=Path(sys.argv[2]),
+        web_url=sys.argv[3],
+        token=sys.argv[4],
+    )

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.web_side import WebSide
 from tests.support.gpu_service import GpuServiceProcess
+from tests.support.stack import Stack
 
 QUICK = {"spec": {"seconds": 0.3, "step_s": 0.1}}
 
@@ -20,14 +20,15 @@ QUICK = {"spec": {"seconds": 0.3, "step_s": 0.1}}
 def platform(tmp_path: Path):
     storage = tmp_path / "storage"
     gpu = GpuServiceProcess(storage=storage, gpus="1x24GiB")  # started by each test
-    web = WebSide(storage=storage, gpu=gpu).start()
-    yield web
-    web.stop()
-    gpu.stop()
+    web = Stack(storage=storage, gpu=gpu, reconcile_interval_s=0.3)
+    try:
+        yield web.prepare()
+    finally:
+        web.stop()  # the GPU service and the database too
 
 
-def _keys(web: WebSide) -> list[str]:
-    return [job["idempotency_key"] for job in web.journal_jobs().values()]
+def _keys(web: Stack) -> list[str]:
+    return [job["web_job"] for job in web.journal_jobs().values()]
 
 
 KILL_AFTER_SUBMIT = """
@@ -53,7 +54,7 @@ with gpu_client.client_build() as client:
 
 
 def test_a_reconciler_killed_between_dispatch_and_recording_leaves_exactly_one_gpu_job(
-    platform: WebSide,
+    platform: Stack,
 ) -> None:
     platform.gpu.start()
     died = platform.script(KILL_AFTER_SUBMIT.format(spec=QUICK["spec"]))
@@ -77,5 +78,5 @@ def test_a_reconciler_killed_between_dispatch_and_recording_leaves_exactly_one_g
     )
 
     [gpu_job] = platform.journal_jobs().values()  # still exactly one
-    assert gpu_job["idempotency_key"] == job_id
+    assert gpu_job["web_job"] == job_id
     assert platform.web_jobs()[job_id]["gpu_job_id"] == gpu_job["id"]

@@ -1,6 +1,12 @@
 """The soak: a seeded stream of mixed jobs while the GPU service and the reconciler are
 killed (SIGKILL) and started again at random, 20 times in all.
 
+On PostgreSQL (DATABASE_URL set) the web side is scaled out: two submitters create and
+deliver the jobs (each half of the stream, with the web app's own create-then-deliver-
+on-commit code, as a request would), two web processes (gunicorn) take their cancels
+through the API, and two reconcilers run side by side, each killed at random; still
+every job is delivered exactly once. On SQLite, which has one writer, one of each.
+
 Afterwards every job has ended, none is lost, none ran twice (let alone twice at once),
 and the web database and the GPU service's journal tell the same story. Short diagnostic
 jobs stand in for training: delivery, admission, workers, cancel and recovery are the
@@ -19,8 +25,8 @@ import time
 import psutil
 import pytest
 
-from tests.reliability.web_side import TERMINAL_WEB, WebSide, error_code
 from tests.support.gpu_service import GpuServiceProcess
+from tests.support.stack import TERMINAL_WEB, Stack, error_code
 
 pytestmark = pytest.mark.slow
 
@@ -63,15 +69,26 @@ def test_jobs_survive_twenty_random_kills_of_the_gpu_service_and_the_reconciler(
     storage = tmp_path / "storage"
     gpu = GpuServiceProcess(storage=storage, gpus="2x24GiB")
     # Short backoffs: a job refused by a dead service many times is still retried soon.
-    web = WebSide(storage=storage, gpu=gpu, extra_env={"CARRIL_DISPATCH_BACKOFF_MAX_S": "3"})
+    web = Stack(
+        storage=storage,
+        gpu=gpu,
+        reconcile_interval_s=0.3,
+        env={"CARRIL_DISPATCH_BACKOFF_MAX_S": "3"},
+    )
+    scale = 2 if web.database.postgres else 1  # web processes, and reconcilers
     try:
-        gpu.start()
-        web.start()
-        web.reconciler_start()
-        plan_path, ids_path = tmp_path / "plan.json", tmp_path / "ids.txt"
-        plan_path.write_text(json.dumps(_plan(rng)))
+        web.start(users={"soak": "user"}, web=False, reconcilers=scale)
+        web_urls = [web.web_start() for _ in range(scale)]
+        plan = _plan(rng)
         argv = [sys.executable, "-m", "tests.reliability.soak_submitter"]
-        submitter = web.spawn("submitter", [*argv, str(plan_path), str(ids_path)])
+        submitters, ids_paths = [], []
+        for index, url in enumerate(web_urls):
+            plan_path, ids_path = tmp_path / f"plan-{index}.json", tmp_path / f"ids-{index}.txt"
+            plan_path.write_text(json.dumps(plan[index::scale]))
+            ids_paths.append(ids_path)
+            name = "submitter" if index == 0 else f"submitter-{index + 1}"
+            token = web.token("soak", url=url)
+            submitters.append(web.spawn(name, [*argv, str(plan_path), str(ids_path), url, token]))
 
         survivors: list[psutil.Process] = []  # workers of a killed GPU service
         kills = {"gpu": 0, "reconciler": 0}
@@ -87,14 +104,16 @@ def test_jobs_survive_twenty_random_kills_of_the_gpu_service_and_the_reconciler(
                 # Start-up recovery has run: no worker of the old service is still going.
                 survivors += [w for w in workers if not _gone(w)]
             else:
-                web.reconciler_kill(signal.SIGKILL)
+                index = rng.randrange(scale) if scale > 1 else 0
+                web.reconciler_kill(signal.SIGKILL, index=index)
                 time.sleep(rng.uniform(0.0, 1.0))
-                web.reconciler_start()
+                web.reconciler_start(index)
         assert min(kills.values()) >= 5, kills
 
-        assert submitter.wait(timeout=120) == 0, web.logs()
-        ids = ids_path.read_text().split()
-        assert len(ids) == JOBS
+        for submitter in submitters:
+            assert submitter.wait(timeout=120) == 0, web.logs()
+        ids = [i for path in ids_paths for i in path.read_text().split()]
+        assert len(ids) == len(set(ids)) == JOBS
 
         def all_done() -> bool:
             jobs = web.web_jobs()
@@ -109,9 +128,9 @@ def test_jobs_survive_twenty_random_kills_of_the_gpu_service_and_the_reconciler(
         assert {j["state"] for j in web_jobs.values()} <= {"succeeded", "failed", "cancelled"}
         by_key = {}
         for gpu_job in journal.values():
-            assert gpu_job["idempotency_key"] in web_jobs, gpu_job  # no stray GPU job
-            assert gpu_job["idempotency_key"] not in by_key  # one GPU job per web job
-            by_key[gpu_job["idempotency_key"]] = gpu_job
+            assert gpu_job["web_job"] in web_jobs, gpu_job  # no stray GPU job
+            assert gpu_job["web_job"] not in by_key  # one GPU job per web job
+            by_key[gpu_job["web_job"]] = gpu_job
         for job_id in ids:
             row = web_jobs[job_id]
             gpu_job = by_key.get(job_id)
@@ -131,6 +150,11 @@ def test_jobs_survive_twenty_random_kills_of_the_gpu_service_and_the_reconciler(
         assert ("succeeded", "") in outcomes
         assert any(state == "cancelled" for state, _ in outcomes)
         assert gpu.client.get("/v1/jobs", params={"state": "running"}).json()["jobs"] == []
+        # Scaled out, both reconcilers and both web processes really took part.
+        for index in range(1, scale + 1):
+            suffix = "" if index == 1 else f"-{index}"
+            log = (storage / f"reconciler{suffix}.log").read_text()
+            assert "reconciled: " in log, web.logs()
+            assert "/cancel/" in (storage / f"web{suffix}.log").read_text(), web.logs()
     finally:
-        web.stop()
-        gpu.stop()
+        web.stop()  # the GPU service and the database too

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error, response_schema_conformance
 
-from tests.e2e.stack import Stack
 from tests.support.gpu_service import GpuServiceProcess
+from tests.support.stack import Stack
 
 pytestmark = pytest.mark.slow
 
@@ -89,24 +89,15 @@ def web_stack(tmp_path_factory):
         stack.stop()
 
 
-def _token(stack: Stack, username: str) -> str:
-    response = httpx.post(
-        f"{stack.web_url}/api/v1/auth/token/",
-        json={"username": username, "password": PASSWORD, "name": "fuzz"},
-    )
-    assert response.status_code == 200, response.text
-    return response.json()["token"]
-
-
 @pytest.fixture(scope="module")
 def web_token(web_stack: Stack) -> str:
     # Another user's tokens take the small ids first, so a generated DELETE of a token id
     # hits someone else's (404) rather than revoking the fuzzer's own credential.
-    ada = {"Authorization": f"Token {_token(web_stack, 'ada')}"}
+    ada = {"Authorization": f"Token {web_stack.token('ada')}"}
     for _ in range(30):
         created = httpx.post(f"{web_stack.web_url}/api/v1/auth/tokens/", json={}, headers=ada)
         assert created.status_code == 201, created.text
-    return _token(web_stack, "alice")
+    return web_stack.token("alice")
 
 
 def test_the_web_api_never_answers_5xx_and_matches_its_schema(web_stack, web_token):

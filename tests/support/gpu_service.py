@@ -19,14 +19,17 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[2]
+from carril_stack import commands
+from tests.support.waiting import wait_until
+
+ROOT = commands.ROOT
+COMMAND = commands.gpu_service()  # `make run`'s own command line
 TERMINAL = {"succeeded", "failed", "cancelled"}
 
 
@@ -85,8 +88,8 @@ class GpuServiceProcess:
         env = {**os.environ, **self.env, "PYTHONPATH": str(ROOT)}
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "gpu_service"],
-                cwd=ROOT,
+                COMMAND.argv,
+                cwd=COMMAND.cwd,
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -161,11 +164,4 @@ class GpuServiceProcess:
             time.sleep(0.05)
 
     def wait_until(self, predicate: Any, *, timeout_s: float = 60.0, what: str = "") -> Any:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}:\n{self.log_tail()}")
-            time.sleep(0.05)
+        return wait_until(predicate, timeout_s=timeout_s, what=what, logs=self.log_tail)
