@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     worker_nice: int = Field(10, ge=0, le=19)
     # torch threads per worker under the simulated runtime (0: torch's default).
     worker_threads: int = Field(0, ge=0)
+    # Keep a spare worker per GPU set, imports done, for the next fresh job (issue 18).
+    warm_workers: bool = True
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = "text"
 

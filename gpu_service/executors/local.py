@@ -36,6 +36,7 @@ class LocalExecutor:
                 nice=settings.worker_nice,
                 threads=settings.worker_threads if runtime.name == "simulated" else 0,
                 cancel_grace_s=settings.cancel_grace_s,
+                warm=settings.warm_workers,
             ),
             records=records,
             env=lambda gpu_ids: worker_env(settings=settings, runtime=runtime, gpu_ids=gpu_ids),

@@ -251,7 +251,12 @@ def worker_entry(boot: WorkerBoot, conn: Connection, stop_raw: Any, first: JobOr
     _yield_cpu(boot=boot)
     stop = StopFlag(stop_raw)
     if boot.style == "fresh":
-        assert first is not None
+        if first is None:  # a spare: pay the imports now, then wait for its one job
+            _import_ahead()
+            try:
+                first = conn.recv()
+            except (EOFError, OSError):
+                _exit(conn, code=0)
         run_order(order=first, boot=boot, conn=conn, stop=stop)
         _exit(conn, code=0)
     while True:  # resident: serve jobs until the parent closes the pipe
@@ -260,6 +265,14 @@ def worker_entry(boot: WorkerBoot, conn: Connection, stop_raw: Any, first: JobOr
         except (EOFError, OSError):
             _exit(conn, code=0)
         run_order(order=order, boot=boot, conn=conn, stop=stop)
+
+
+def _import_ahead() -> None:
+    """What every job imports first (most of a worker's start-up), done while the spare
+    waits. After the GPU environment is set, so a spare is pinned like any worker."""
+    with contextlib.suppress(ImportError):
+        import torch  # noqa: F401
+        import ultralytics  # noqa: F401
 
 
 def _yield_cpu(*, boot: WorkerBoot) -> None:
