@@ -123,13 +123,15 @@ class Admission:
     def plan(
         self,
         *,
-        queue: list[Request],
+        queue: Iterable[Request],
         now: float,
         free_memory_mib: dict[int, int] | None = None,
     ) -> list[tuple[Request, tuple[int, ...]]]:
         """Which queued requests to start now, and on which GPUs. Holds nothing.
 
-        `queue` must already be in admission order. `free_memory_mib` is what the
+        `queue` must already be in admission order; it is read only as far as needed:
+        once no lane has a free slot nothing behind can start, so a full service plans
+        in constant time whatever the queue's length. `free_memory_mib` is what the
         runtime reports; lanes also subtract what their holders reserved, because a job
         that just started may not have allocated its memory yet.
         """
@@ -141,6 +143,8 @@ class Admission:
         blocked: set[int] = set()
         admitted: list[tuple[Request, tuple[int, ...]]] = []
         for request in queue:
+            if not any(free > 0 and gpu not in blocked for gpu, free in slots.items()):
+                break
             chosen = self._choose(request, slots=slots, memory=memory, blocked=blocked)
             if chosen is not None:
                 for gpu in chosen:

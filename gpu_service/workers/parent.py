@@ -151,9 +151,8 @@ class WorkerPool:
             worker = self._spawn(gpu_ids=gpu_ids, style="fresh", first=order)
             worker.job_id, worker.attempt = attempt.job_id, attempt.attempt
         self._by_job[attempt.job_id] = worker
-        if self._config.warm:
+        if self._config.warm and self._loop is not None:
             # On a later turn of the loop: this one is the job's start.
-            assert self._loop is not None
             self._loop.call_soon(self._spare_ensure, tuple(gpu_ids))
 
     # ---- spares (warm fresh workers) --------------------------------------------------
