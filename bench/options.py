@@ -39,7 +39,8 @@ class Options:
     repeats: int = 5
     single_repeats: int = 10
     # 3. admission overhead
-    admission_samples: int = 30
+    admission_samples: int = 20
+    admission_pause_s: float = 3.0  # lets the replacement spare finish its imports
     # 4. scheduling
     trace_jobs: int = 14
     trace_seed: int = 7
@@ -76,6 +77,7 @@ class Options:
             repeats=1,
             single_repeats=2,
             admission_samples=3,
+            admission_pause_s=2.0,
             trace_jobs=4,
             time_unit_s=0.3,
             fifo_real=False,

@@ -69,10 +69,10 @@ def test_the_spec_is_stored_normalised(make):
 
 
 def test_a_queued_job_whose_kind_disappeared_fails_instead_of_starting(make):
-    scheduler = make(kinds={})
-    job, _ = scheduler.manager.journal.job_create(
+    job, _ = make(kinds={}).manager.journal.job_create(
         kind="train", spec={}, gpus_requested=1, gpu_ids_requested=None
     )
+    scheduler = make(kinds={})  # restarted without the kind; the queue is the journal's
     scheduler.pump()
     failed = scheduler.manager.journal.job_get(job_id=job.id)
     assert failed.state is JobState.FAILED
