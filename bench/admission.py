@@ -37,20 +37,6 @@ def _seconds(value: str) -> float:
     return datetime.fromisoformat(value).timestamp()
 
 
-def worker_started_at(log: Path, *, timeout_s: float = 120) -> float:
-    """When the worker wrote its first line for the job (epoch seconds)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if log.is_file():
-            for line in log.read_text(errors="replace").splitlines():
-                if " starting in pid " in line:
-                    stamp, _, millis = line[:23].partition(",")
-                    parsed = time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M:%S"))
-                    return parsed + int(millis) / 1000
-        time.sleep(0.01)
-    raise RuntimeError(f"no start line in {log}")
-
-
 def _samples(
     service: GpuServiceProcess, *, storage: Path, samples: int, pause_s: float
 ) -> dict[str, list[float]]:
@@ -64,7 +50,7 @@ def _samples(
         post = time.perf_counter() - started
         response.raise_for_status()
         job_id = response.json()["id"]
-        first = worker_started_at(storage / "jobs" / job_id / "job.log")
+        first = prepare.log_line_time(storage / "jobs" / job_id / "job.log", " starting in pid ")
         job = service.wait_for(job_id, timeout_s=120)
         if index == 0:
             continue

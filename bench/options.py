@@ -38,6 +38,7 @@ class Options:
     batch: int = 16
     repeats: int = 5
     single_repeats: int = 10
+    infer_conf: float = 1e-4  # low enough that the untrained model gives ~20 boxes/image
     # 3. admission overhead
     admission_samples: int = 20
     admission_pause_s: float = 3.0  # lets the replacement spare finish its imports
@@ -49,6 +50,8 @@ class Options:
     # 5. polling
     poll_seconds: float = 8.0
     poll_concurrency: int = 8
+    # the web path again on PostgreSQL (a database of its own); "" skips it
+    postgres_url: str = "postgresql://postgres@127.0.0.1:5432/postgres"
     # 6. upload
     upload_mib: int = 1024
     # 7. training overhead
@@ -57,7 +60,7 @@ class Options:
     train_imgsz: int = 64
     train_batch: int = 8
     seed: int = 42
-    train_repeats: int = 2
+    train_repeats: int = 5
     # 8. DataParallel
     dp_steps: int = 20
     dp_batch: int = 32

@@ -1,13 +1,18 @@
 """Raw ultralytics training in one process, the training benchmark's baseline:
 `python -m bench.raw_train --data D --epochs E --imgsz I --batch B --seed S --project P`.
 
-Offline the same way Carril's workers are (no downloads, no telemetry), and with the
-same trainer arguments the train kind passes, minus Carril's callbacks and journal.
+The same trainer class (gpu_service.workloads.train.trainer.make_trainer: ultralytics'
+DetectionTrainer, one device) with the same arguments the train kind passes, built
+once from the architecture's yaml, minus Carril's callbacks and journal. Offline the
+same way Carril's workers are. Prints one JSON line: when the trainer was constructed
+(epoch seconds) and where its weights are; the benchmark takes their mtime as the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import time
 from pathlib import Path
 
 
@@ -25,25 +30,31 @@ def main() -> None:
     from gpu_service.workloads.offline import make_ultralytics_silent
 
     make_ultralytics_silent(storage=Path(args.storage))
-    from ultralytics import YOLO
+    from gpu_service.workloads.train.trainer import make_trainer
 
-    YOLO("yolov8n.yaml").train(
-        data=args.data,
-        epochs=args.epochs,
-        imgsz=args.imgsz,
-        batch=args.batch,
-        seed=args.seed,
-        optimizer="auto",
-        patience=100,
-        device="cpu",
-        workers=0,
-        project=args.project,
-        name="raw",
-        exist_ok=True,
-        plots=False,
-        verbose=False,
-        amp=False,
-    )
+    overrides = {  # as gpu_service.workloads.train.run._run_seed passes them on a CPU
+        "model": "yolov8n.yaml",
+        "data": args.data,
+        "epochs": args.epochs,
+        "imgsz": args.imgsz,
+        "batch": args.batch,
+        "optimizer": "auto",
+        "patience": 100,
+        "seed": args.seed,
+        "device": "cpu",
+        "workers": 0,
+        "project": args.project,
+        "name": "raw",
+        "exist_ok": True,
+        "plots": False,
+        "verbose": False,
+        "amp": False,
+    }
+    constructed = time.time()
+    trainer = make_trainer(overrides=overrides, devices=[])
+    trainer.train()
+    weights = Path(args.project) / "raw" / "weights" / "best.pt"
+    print(json.dumps({"constructed": constructed, "weights": str(weights)}))
 
 
 if __name__ == "__main__":
