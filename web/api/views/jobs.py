@@ -26,7 +26,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.finished_jobs import finished_documents
-from api.pagination import Pages, paginated
+from api.pagination import NewestFirst, paginated
 from api.serializers import (
     DetectionsOut,
     InferIn,
@@ -109,7 +109,7 @@ class InferView(APIView):
 
 class JobsView(APIView):
     # Declared so the OpenAPI document describes the page envelope `paginated` returns.
-    pagination_class = Pages
+    pagination_class = NewestFirst
 
     @extend_schema(
         parameters=[
@@ -130,6 +130,7 @@ class JobsView(APIView):
             view=self,
             queryset=jobs_visible_to(user=request.user, state=state, kind=kind),
             serializer=JobOut,
+            pages=NewestFirst(),
         )
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import uuid
 
+from api.pagination import NewestFirst
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
+from rest_framework.request import Request as ApiRequest
 
 from ui import backend, presenters
 from ui.pages import render_page
@@ -32,14 +33,18 @@ KINDS = ["train", "infer"]
 def job_list(request: HttpRequest) -> HttpResponse:
     state = request.GET.get("state") if request.GET.get("state") in STATES else ""
     kind = request.GET.get("kind") if request.GET.get("kind") in KINDS else ""
-    paginator = Paginator(backend.jobs(user=request.user, state=state, kind=kind), 25)
-    page_obj = paginator.get_page(request.GET.get("page"))
+    # Keyset pages, as the API's job list: a deep page costs what the first does.
+    pages = NewestFirst()
+    page = pages.paginate_queryset(
+        backend.jobs(user=request.user, state=state, kind=kind), ApiRequest(request)
+    )
     return render_page(
         request,
         "ui/jobs/list.html",
         {
-            "jobs": [presenters.job_row(job=j) for j in page_obj],
-            "page_obj": page_obj,
+            "jobs": [presenters.job_row(job=j) for j in page],
+            "newer": pages.get_previous_link(),
+            "older": pages.get_next_link(),
             "state": state,
             "kind": kind,
             "states": STATES,
