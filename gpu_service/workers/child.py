@@ -254,6 +254,7 @@ def worker_entry(boot: WorkerBoot, conn: Connection, stop_raw: Any, first: JobOr
         if first is None:  # a spare: pay the imports now, then wait for its one job
             _import_ahead()
             try:
+                conn.send({"t": "ready"})  # only a ready spare is handed a job
                 first = conn.recv()
             except (EOFError, OSError):
                 _exit(conn, code=0)

@@ -84,6 +84,7 @@ class Worker:
     attempt: int = 0
     cancel_requested: bool = False
     final: dict[str, Any] | None = None
+    ready: bool = False  # a spare whose imports are done
 
     @property
     def pid(self) -> int:
@@ -160,10 +161,14 @@ class WorkerPool:
     def _spare_take(
         self, gpu_ids: list[int], *, attempt: Attempt, order: JobOrder
     ) -> Worker | None:
-        """Hand the order to the GPU set's spare; None when there is none alive."""
-        spare = self._spares.pop(tuple(gpu_ids), None)
-        if spare is None or not spare.process.is_alive():
+        """Hand the order to the GPU set's spare if it is ready; None when there is no
+        ready one. One still importing is kept for a later job: waiting for its imports
+        could take longer than starting a worker without them."""
+        key = tuple(gpu_ids)
+        spare = self._spares.get(key)
+        if spare is None or not spare.ready or not spare.process.is_alive():
             return None
+        del self._spares[key]
         spare.job_id, spare.attempt = attempt.job_id, attempt.attempt
         try:
             spare.conn.send(order)
@@ -261,7 +266,9 @@ class WorkerPool:
                 message = worker.conn.recv()
             except (EOFError, OSError):
                 break
-            if message["t"] in ("done", "error"):
+            if message["t"] == "ready":
+                worker.ready = True
+            elif message["t"] in ("done", "error"):
                 if worker.style == "resident":
                     self._post(self._resident_job_ended, worker, message)
                 else:
@@ -360,9 +367,9 @@ class WorkerPool:
             _signal_group(worker.pid, sig)
 
     def spare_pid(self, *, gpu_ids: list[int]) -> int | None:
-        """The pid of the spare waiting for the next job on these GPUs, if any."""
+        """The pid of the ready spare waiting for the next job on these GPUs, if any."""
         spare = self._spares.get(tuple(gpu_ids))
-        return spare.pid if spare else None
+        return spare.pid if spare and spare.ready else None
 
     def job_pid(self, *, job_id: str) -> int | None:
         worker = self._by_job.get(job_id)

@@ -288,7 +288,7 @@ def test_without_warm_workers_no_spare_is_kept(tmp_path, journal):
         executor.launch(attempt(seconds=0.1))
         await next_end(events)
         await asyncio.sleep(0.3)
-        return executor.pool.spare_pid(gpu_ids=[0])
+        return [w for w in executor.pool._workers.values() if w.job_id is None]
 
-    spare, _ = asyncio.run(run_jobs(tmp_path, journal, steps, warm_workers=False))
-    assert spare is None
+    idle, _ = asyncio.run(run_jobs(tmp_path, journal, steps, warm_workers=False))
+    assert idle == []  # no process waits for a job
