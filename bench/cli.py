@@ -26,6 +26,7 @@ TITLES = {
     "upload": "Upload",
     "training": "Training overhead",
     "dataparallel": "DataParallel",
+    "scaling": "Scaling",
 }
 
 

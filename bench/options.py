@@ -20,6 +20,7 @@ BENCHMARKS = (
     "upload",
     "training",
     "dataparallel",
+    "scaling",
 )
 
 
@@ -65,6 +66,11 @@ class Options:
     dp_steps: int = 20
     dp_batch: int = 32
     dp_imgsz: int = 320
+    # 9. scaling: queue lengths and web job rows, comma-separated, growing
+    scaling_queued: str = "100,1000,10000"
+    scaling_samples: int = 30
+    scaling_tiny_jobs: int = 100
+    scaling_web_rows: str = "1000,10000,100000"
     # the web app's reconciler pass interval during the full-path benchmarks
     reconcile_interval_s: float = 0.5
     extra: dict[str, str] = field(default_factory=dict)
@@ -95,7 +101,17 @@ class Options:
             dp_steps=2,
             dp_batch=4,
             dp_imgsz=64,
+            scaling_queued="10,40",
+            scaling_samples=3,
+            scaling_tiny_jobs=4,
+            scaling_web_rows="50,200",
         )
+
+    def queue_sizes(self) -> list[int]:
+        return [int(x) for x in self.scaling_queued.split(",") if x.strip()]
+
+    def web_row_sizes(self) -> list[int]:
+        return [int(x) for x in self.scaling_web_rows.split(",") if x.strip()]
 
 
 def parser() -> argparse.ArgumentParser:

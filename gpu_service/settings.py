@@ -45,6 +45,11 @@ class Settings(BaseSettings):
     worker_nice: int = Field(10, ge=0, le=19)
     # torch threads per worker under the simulated runtime (0: torch's default).
     worker_threads: int = Field(0, ge=0)
+    # CPU scheduling policy of workers (and the data loaders they start): Linux's
+    # SCHED_OTHER (with the niceness above), SCHED_BATCH or SCHED_IDLE.
+    worker_sched: Literal["other", "batch", "idle"] = "other"
+    # I/O class of workers (checkpoint writes): "idle" only uses the disk when nothing else does.
+    worker_ioprio: Literal["best-effort", "idle"] = "best-effort"
     # Keep a spare worker per GPU set, imports done, for the next fresh job (issue 18).
     warm_workers: bool = True
     log_level: str = "INFO"

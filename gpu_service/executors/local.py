@@ -37,6 +37,8 @@ class LocalExecutor:
                 threads=settings.worker_threads if runtime.name == "simulated" else 0,
                 cancel_grace_s=settings.cancel_grace_s,
                 warm=settings.warm_workers,
+                sched=settings.worker_sched,
+                ioprio=settings.worker_ioprio,
             ),
             records=records,
             env=lambda gpu_ids: worker_env(settings=settings, runtime=runtime, gpu_ids=gpu_ids),

@@ -43,6 +43,8 @@ class WorkerBoot:
     log_level: str = "INFO"
     nice: int = 0  # added to the inherited niceness at start
     threads: int = 0  # torch intra-op threads; 0 leaves torch's default
+    sched: str = "other"  # CPU policy: other, batch or idle (inherited by its children)
+    ioprio: str = "best-effort"  # I/O class: best-effort or idle
 
 
 @dataclass
@@ -282,6 +284,15 @@ def _yield_cpu(*, boot: WorkerBoot) -> None:
     if boot.nice:
         with contextlib.suppress(OSError):
             os.nice(boot.nice)
+    policy = {"batch": "SCHED_BATCH", "idle": "SCHED_IDLE"}.get(boot.sched)
+    if policy and hasattr(os, policy):
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, getattr(os, policy), os.sched_param(0))
+    if boot.ioprio == "idle":
+        with contextlib.suppress(OSError, AttributeError):
+            import psutil
+
+            psutil.Process().ionice(psutil.IOPRIO_CLASS_IDLE)
     if boot.threads:
         # Read by torch when it is first imported; set_num_threads for when it already is.
         os.environ["OMP_NUM_THREADS"] = str(boot.threads)

@@ -71,6 +71,8 @@ class PoolConfig:
     threads: int
     cancel_grace_s: float
     warm: bool = False  # keep a spare fresh worker per GPU set
+    sched: str = "other"
+    ioprio: str = "best-effort"
 
 
 @dataclass(eq=False)
@@ -221,6 +223,8 @@ class WorkerPool:
             log_level=config.log_level,
             nice=config.nice,
             threads=config.threads,
+            sched=config.sched,
+            ioprio=config.ioprio,
         )
         parent_conn, child_conn = self._mp.Pipe(duplex=True)
         stop_raw = self._mp.RawValue("b", 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,7 +15,17 @@ from typing import Any
 
 import pytest
 
-from bench import admission, dataparallel, health, inference, polling, scheduling, training, upload
+from bench import (
+    admission,
+    dataparallel,
+    health,
+    inference,
+    polling,
+    scaling,
+    scheduling,
+    training,
+    upload,
+)
 from bench.options import ROOT, Options
 from bench.stack import Platform
 
@@ -28,7 +39,11 @@ KEYS = {
 def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
     from gpu_service.workloads.offline import make_ultralytics_silent
 
-    options = replace(Options().tiny(), workdir=tmp_path_factory.mktemp("bench"))
+    options = replace(
+        Options().tiny(),
+        workdir=tmp_path_factory.mktemp("bench"),
+        postgres_url=os.environ.get("DATABASE_URL", ""),  # PostgreSQL when the run has one
+    )
     with Platform(options=options) as started:
         make_ultralytics_silent(storage=started.storage)
         yield started
@@ -85,6 +100,27 @@ def test_polling_compares_the_job_view_with_the_bare_view(platform: Platform) ->
         assert result["details"]["running job: real view"]["requests"] > 0
         assert result["details"]["running job: bare view"]["requests"] > 0
         assert result["details"]["finished job: real view"]["errors"] == 0
+
+
+def test_scaling_reports_the_queue_and_job_list_curves(platform: Platform) -> None:
+    results = _run(scaling, platform)
+
+    assert [r["name"] for r in results] == [
+        "scaling.submit",
+        "scaling.gpus",
+        "scaling.tiny",
+        "scaling.joblist",
+    ]
+    for result in results:
+        _well_formed(result)
+    curve = results[0]["details"]["queue curve"]
+    assert [row["queued"] for row in curve] == platform.options.queue_sizes()
+    queued = curve[-1]["queued"] + platform.options.scaling_samples
+    assert curve[-1]["queue listed / counted"] == f"{queued} / {queued}"
+    assert [row["job rows"] for row in results[3]["details"]["web job list curve"]][:2] == [
+        50,
+        200,
+    ]
 
 
 def test_upload_measures_a_dataset_the_web_app_accepts(platform: Platform) -> None:

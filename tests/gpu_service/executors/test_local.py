@@ -292,3 +292,24 @@ def test_without_warm_workers_no_spare_is_kept(tmp_path, journal):
 
     idle, _ = asyncio.run(run_jobs(tmp_path, journal, steps, warm_workers=False))
     assert idle == []  # no process waits for a job
+
+
+def test_a_worker_takes_the_configured_cpu_policy_and_io_class(tmp_path, journal):
+    async def steps(executor, events):
+        job = attempt(seconds=3.0)
+        executor.launch(job)
+        pid = executor.pid(job_id=job.job_id)
+        for _ in range(100):  # the child sets them as it starts
+            seen = os.sched_getscheduler(pid), psutil.Process(pid).ionice().ioclass
+            if seen == (os.SCHED_IDLE, psutil.IOPRIO_CLASS_IDLE):
+                break
+            await asyncio.sleep(0.1)
+        executor.cancel(job_id=job.job_id, attempt=job.attempt)
+        await next_end(events)
+        return seen
+
+    (policy, ioclass), _ = asyncio.run(
+        run_jobs(tmp_path, journal, steps, worker_sched="idle", worker_ioprio="idle")
+    )
+    assert policy == os.SCHED_IDLE
+    assert ioclass == psutil.IOPRIO_CLASS_IDLE
