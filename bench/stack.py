@@ -23,6 +23,9 @@ from tests.support.gpu_service import GpuServiceProcess
 from tests.support.stack import TERMINAL_WEB, Stack
 
 BENCH_USER = "bench"
+# The GPU service logs as production does by default: the benchmarks read the start of
+# a job's work from the worker's INFO lines in its job log.
+LOG_LEVEL = "INFO"
 
 
 class WebApp:
@@ -90,7 +93,7 @@ class Platform:
     def gpu(self) -> GpuServiceProcess:
         if self._gpu is None:
             self._gpu = GpuServiceProcess(
-                storage=self.storage, gpus="2x24GiB", env={"CARRIL_LOG_LEVEL": "WARNING"}
+                storage=self.storage, gpus="2x24GiB", env={"CARRIL_LOG_LEVEL": LOG_LEVEL}
             ).start()
             self.runtime = self._gpu.client.get("/healthz").json()["runtime"]
         return self._gpu
@@ -129,7 +132,7 @@ class Platform:
     def gpu_service_apart(self, *, name: str, gpus: str, env: dict[str, str]) -> GpuServiceProcess:
         """A GPU service of its own (own storage and settings); stopped with the platform."""
         service = GpuServiceProcess(
-            storage=self.root / name, gpus=gpus, env={"CARRIL_LOG_LEVEL": "WARNING", **env}
+            storage=self.root / name, gpus=gpus, env={"CARRIL_LOG_LEVEL": LOG_LEVEL, **env}
         ).start()
         self._extra.append(service)
         return service
