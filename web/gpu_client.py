@@ -1,9 +1,12 @@
 """The GPU service's HTTP client: the only module in the web app that knows its URLs.
 
 Typed methods over httpx with timeouts; every call sends the service token and the
-current X-Request-ID. Failures become two typed errors: `GpuServiceUnavailable` (could
-not reach it, it timed out, or it answered 5xx: worth retrying later) and
-`GpuServiceRefused` (it answered 4xx with its error envelope: retrying will not help).
+current X-Request-ID. Job records are read here, once, into the contract's shape
+(`gpu_service.contract.JobStatus`, every key present), so everything downstream reads
+that one shape and guesses no spellings. Failures become two typed errors:
+`GpuServiceUnavailable` (could not reach it, it timed out, or it answered 5xx: worth
+retrying later) and `GpuServiceRefused` (it answered 4xx with its error envelope:
+retrying will not help).
 Tests pass an `httpx.MockTransport` as `transport`.
 """
 
@@ -22,8 +25,7 @@ from carril_web.errors import GpuServiceUnavailable
 from django.conf import settings
 from observability.request_id import request_id_get
 
-JobRecord = dict[str, Any]  # the GPU service's JobPublic, as JSON
-
+from gpu_service.contract import JOB_STATES, PROGRESS_KEYS, JobStatus, Progress
 
 # Below gunicorn's worker timeout (120 s), which would otherwise kill the request first.
 WEIGHTS_IMPORT_TIMEOUT_S = 100.0
@@ -44,13 +46,49 @@ class GpuServiceRefused(Exception):
 class JobAccepted:
     id: str
     state: str
-    created: bool  # False when the idempotency key was already known (200, not 202)
+    created: bool  # False when the job id was already known (200, not 202)
 
 
 @dataclass(frozen=True)
 class JobsStatus:
-    jobs: list[JobRecord]
+    jobs: list[JobStatus]
     missing: list[str]
+
+
+def job_status_read(data: Any) -> JobStatus:
+    """A job record as the GPU service sent it, in the contract's shape.
+
+    Keys it left out read as their empty value; a record without an id or with a state
+    the contract does not know is not a job record (GpuServiceUnavailable: the service
+    answered something this web app cannot read, which waiting on may fix).
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+        raise GpuServiceUnavailable(details={"reason": "malformed", "record": str(data)[:200]})
+    if data.get("state") not in JOB_STATES:
+        raise GpuServiceUnavailable(details={"reason": "unknown_state", "state": data.get("state")})
+    raw_progress = data.get("progress") or {}
+    progress: Progress = {key: raw_progress.get(key) for key in PROGRESS_KEYS}  # type: ignore[assignment]
+    progress["fraction"] = raw_progress.get("fraction") or 0.0
+    return JobStatus(
+        id=data["id"],
+        kind=data.get("kind") or "",
+        spec=data.get("spec") or {},
+        priority=data.get("priority") or 0,
+        state=data["state"],
+        gpus_requested=data.get("gpus_requested") or 0,
+        gpu_ids_requested=data.get("gpu_ids_requested"),
+        gpu_ids=data.get("gpu_ids") or [],
+        attempt=data.get("attempt") or 0,
+        progress=progress,
+        metrics=data.get("metrics") or {},
+        result=data.get("result"),
+        error=data.get("error") or None,
+        submitted_at=data.get("submitted_at") or "",
+        started_at=data.get("started_at"),
+        finished_at=data.get("finished_at"),
+        heartbeat_at=data.get("heartbeat_at"),
+        request_id=data.get("request_id"),
+    )
 
 
 @functools.cache
@@ -93,17 +131,18 @@ class GpuClient:
     def job_submit(
         self,
         *,
+        job_id: str,
         kind: str,
         spec: dict[str, Any],
-        idempotency_key: str,
         gpus: int | None = None,
         priority: int = 0,
         request_id: str | None = None,
     ) -> JobAccepted:
+        """Submit a job under the web's own id, which the GPU service takes as its id."""
         body: dict[str, Any] = {
+            "job_id": job_id,
             "kind": kind,
             "spec": spec,
-            "idempotency_key": idempotency_key,
             "priority": priority,
         }
         if gpus is not None:
@@ -113,15 +152,18 @@ class GpuClient:
         data = response.json()
         return JobAccepted(id=data["id"], state=data["state"], created=response.status_code == 202)
 
-    def job_get(self, *, job_id: str) -> JobRecord:
-        return self._request("GET", f"/v1/jobs/{job_id}").json()
+    def job_get(self, *, job_id: str) -> JobStatus:
+        return job_status_read(self._request("GET", f"/v1/jobs/{job_id}").json())
 
     def jobs_status(self, *, ids: list[str]) -> JobsStatus:
         data = self._request("POST", "/v1/jobs/status", json={"ids": ids}).json()
-        return JobsStatus(jobs=data["jobs"], missing=data["missing"])
+        return JobsStatus(
+            jobs=[job_status_read(record) for record in data["jobs"]],
+            missing=[str(job_id) for job_id in data["missing"]],
+        )
 
-    def job_cancel(self, *, job_id: str) -> JobRecord:
-        return self._request("POST", f"/v1/jobs/{job_id}/cancel").json()
+    def job_cancel(self, *, job_id: str) -> JobStatus:
+        return job_status_read(self._request("POST", f"/v1/jobs/{job_id}/cancel").json())
 
     def job_logs(self, *, job_id: str, tail: int = 200) -> list[str]:
         data = self._request("GET", f"/v1/jobs/{job_id}/logs", params={"tail": tail}).json()

@@ -4,6 +4,7 @@ an API token, a model version) that everyone else tries to reach."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,10 @@ class World:
     job_dir: Path
 
 
+# Fixed, so traversal paths written ahead can aim at this job's folder.
+INFERENCE_ID = uuid.UUID("00000000-0000-4000-8000-00000000beef")
+
+
 @pytest.fixture
 def world(owner: User, storage: Path) -> World:
     dataset = dataset_for(owner)
@@ -55,9 +60,9 @@ def world(owner: User, storage: Path) -> World:
         state="running",
         dataset=dataset,
         spec={"model": "yolov8n", "epochs": 2},
-        gpu_job_id="gpu-train-1",
+        dispatched_at=timezone.now(),
     )
-    job_dir = storage / "jobs" / "gpu-train-1"
+    job_dir = storage / "jobs" / str(training.id)
     job_dir.mkdir(parents=True)
     (job_dir / "job.log").write_text("epoch 1\nepoch 2\n")
     (job_dir / "results.json").write_text("{}")
@@ -65,11 +70,12 @@ def world(owner: User, storage: Path) -> World:
     images.mkdir(parents=True)
     (images / "0000_a.png").write_bytes(z.png())
     inference = Job.objects.create(
+        id=INFERENCE_ID,
         owner=owner,
         kind="infer",
         state="succeeded",
         model_version=version,
-        gpu_job_id="gpu-infer-1",
+        dispatched_at=timezone.now(),
         spec={"model": version.fingerprint, "images": [str(images / "0000_a.png")]},
         result={"images": [{"source": str(images / "0000_a.png"), "detections": []}]},
         finished_at=timezone.now(),

@@ -12,7 +12,7 @@ from django.urls import reverse
 from jobs.models import Job
 from rest_framework.test import APIClient
 
-from tests.security.conftest import World
+from tests.security.conftest import INFERENCE_ID, World
 
 # --- CSRF ---------------------------------------------------------------------------------
 
@@ -89,7 +89,7 @@ TRAVERSALS = [
     "/etc/passwd",
     "//etc/passwd",
     "..\\..\\secrets\\gpu_service_token",
-    "sub/../../gpu-infer-1/results.json",
+    f"sub/../../{INFERENCE_ID}/results.json",
     "escape",  # a symlink in the job folder that points outside it
 ]
 
@@ -101,8 +101,9 @@ def secrets_outside(world: World, storage: Path) -> Path:
     secret = storage / "secrets" / "gpu_service_token"
     secret.parent.mkdir(parents=True, exist_ok=True)
     secret.write_text("the-token")
-    (storage / "jobs" / "gpu-infer-1").mkdir(parents=True, exist_ok=True)
-    (storage / "jobs" / "gpu-infer-1" / "results.json").write_text("{}")
+    other_job = storage / "jobs" / str(world.inference.id)
+    other_job.mkdir(parents=True, exist_ok=True)
+    (other_job / "results.json").write_text("{}")
     (world.job_dir / "sub").mkdir()
     (world.job_dir / "escape").symlink_to(secret)
     return secret
@@ -121,11 +122,12 @@ def test_the_artifact_route_serves_nothing_outside_the_jobs_folder(
     assert b"the-token" not in body
 
 
-def test_a_job_whose_gpu_id_climbs_out_of_jobs_has_no_log_and_no_artifacts(
+def test_a_job_not_delivered_has_no_log_and_no_artifacts(
     world: World, secrets_outside: Path
 ) -> None:
-    # The id comes from the GPU service; a hostile or broken one must not steer reads.
-    Job.objects.filter(id=world.training.id).update(gpu_job_id="../secrets")
+    # The folder is named by the job's own id (one id, issue 11), and read only once
+    # the GPU service has the job: before that, nothing there is the job's.
+    Job.objects.filter(id=world.training.id).update(dispatched_at=None)
     client = APIClient()
     client.force_authenticate(world.owner)
     logs = client.get(reverse("api:job-logs", args=[world.training.id]))
@@ -134,7 +136,7 @@ def test_a_job_whose_gpu_id_climbs_out_of_jobs_has_no_log_and_no_artifacts(
     artifact = client.get(
         reverse(
             "api:job-artifact",
-            kwargs={"job_id": world.training.id, "relpath": "gpu_service_token"},
+            kwargs={"job_id": world.training.id, "relpath": "job.log"},
         )
     )
     assert artifact.status_code == 404

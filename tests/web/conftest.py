@@ -91,7 +91,6 @@ class FakeGpuService:
     def __init__(self) -> None:
         self.up = True
         self.jobs: dict[str, dict[str, Any]] = {}
-        self.by_key: dict[str, str] = {}
         self.requests: list[httpx.Request] = []
         self.refuse_submit: tuple[int, str] | None = None  # (status, code)
         self.weights: dict[str, Any] | None = None  # what POST /v1/weights answers
@@ -119,11 +118,11 @@ class FakeGpuService:
         self.transport = httpx.MockTransport(self._handle)
 
     # --- what tests change ----------------------------------------------------------
-    def set_state(self, gpu_job_id: str, state: str, **fields: Any) -> None:
-        self.jobs[gpu_job_id].update(state=state, **fields)
+    def set_state(self, job_id: Any, state: str, **fields: Any) -> None:
+        self.jobs[str(job_id)].update(state=state, **fields)
 
-    def forget(self, gpu_job_id: str) -> None:
-        self.jobs.pop(gpu_job_id)
+    def forget(self, job_id: Any) -> None:
+        self.jobs.pop(str(job_id))
 
     def client(self) -> gpu_client.GpuClient:
         return gpu_client.GpuClient(
@@ -168,13 +167,13 @@ class FakeGpuService:
     def _submit(self, body: dict[str, Any]) -> httpx.Response:
         if self.refuse_submit:
             return _error(*self.refuse_submit)
-        key = body.get("idempotency_key")
-        if key in self.by_key:
-            return httpx.Response(200, json=self._accepted(self.jobs[self.by_key[key]]))
-        job_id = f"gpu-{next(self._ids)}"
+        # The job id is the idempotency key: a known one answers 200 with that job.
+        job_id = body.get("job_id")
+        if job_id in self.jobs:
+            return httpx.Response(200, json=self._accepted(self.jobs[job_id]))
+        job_id = job_id or f"gpu-{next(self._ids)}"
         self.jobs[job_id] = {
             "id": job_id,
-            "idempotency_key": key,
             "kind": body["kind"],
             "spec": body["spec"],
             "priority": body.get("priority", 0),
@@ -193,8 +192,6 @@ class FakeGpuService:
             "heartbeat_at": None,
             "request_id": None,
         }
-        if key:
-            self.by_key[key] = job_id
         return httpx.Response(202, json=self._accepted(self.jobs[job_id]))
 
     @staticmethod

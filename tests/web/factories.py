@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from datasets.models import Dataset
@@ -9,6 +10,10 @@ from django.contrib.auth.models import User
 from registry.models import ModelVersion
 
 from tests.web import dataset_zips as z
+
+# When a job written straight into the database was delivered to the GPU service, which
+# knows it by the same id (its folder is jobs/<id>).
+DELIVERED = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def dataset_for(owner: User, *, name: str = "shapes") -> Dataset:

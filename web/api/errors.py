@@ -31,7 +31,7 @@ def envelope(*, code: str, message: str, details: dict[str, Any] | None = None) 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER: our errors, DRF's and Django's, all in one envelope."""
-    if isinstance(exc, Http404):
+    if isinstance(exc, Http404) and not isinstance(exc, errors.CarrilWebError):
         exc = errors.NotFound()
     elif isinstance(exc, PermissionDenied):
         exc = errors.Forbidden()

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
-from django.urls import reverse
-from jobs.models import Job, JobKind
-from jobs.selectors import job_artifact_relpath
-from registry.models import ModelVersion, Stage
+from jobs.models import Job
+from jobs.services import TRAINING_LIMITS, imgsz_problem, seeds_problem
+from registry.models import Stage
 from rest_framework import serializers
+
+from api import documents
 
 # --- accounts ---------------------------------------------------------------------------
 
@@ -109,46 +109,52 @@ class ModelStageIn(serializers.Serializer):
 # --- jobs -------------------------------------------------------------------------------
 
 
-class TrainIn(serializers.Serializer):
+def _limited(name: str, **kwargs: Any) -> serializers.IntegerField:
+    """An integer field bounded as `jobs.services` says."""
+    low, high = TRAINING_LIMITS[name]
+    return serializers.IntegerField(min_value=low, max_value=high, **kwargs)
+
+
+def _rule(problem: str | None) -> None:
+    if problem:
+        raise serializers.ValidationError(problem)
+
+
+class _ImgszRule:
+    def validate_imgsz(self, value: int) -> int:
+        _rule(imgsz_problem(value))
+        return value
+
+
+class TrainIn(_ImgszRule, serializers.Serializer):
+    """A training request. Its rules are `jobs.services`', which the UI's form shares;
+    the service checks the dataset and the model."""
+
     dataset = serializers.UUIDField()
     model = serializers.CharField(
         max_length=100, help_text="an architecture name (yolov8n...) or a model version id"
     )
-    epochs = serializers.IntegerField(min_value=1, max_value=1000, default=10)
-    imgsz = serializers.IntegerField(min_value=32, max_value=2048, default=640)
-    batch = serializers.IntegerField(min_value=1, max_value=1024, default=16)
+    epochs = _limited("epochs", default=10)
+    imgsz = _limited("imgsz", default=640, help_text="a multiple of 32")
+    batch = _limited("batch", default=16)
     seeds = serializers.ListField(
-        child=serializers.IntegerField(min_value=0, max_value=2**31 - 1),
-        min_length=1,
-        max_length=5,
-        default=lambda: [42],
+        child=serializers.IntegerField(), default=lambda: [42], help_text="one to five, distinct"
     )
-    gpus = serializers.IntegerField(min_value=1, max_value=64, default=1)
+    gpus = _limited("gpus", default=1)
     lr0 = serializers.FloatField(min_value=0, max_value=1, required=False)
-    patience = serializers.IntegerField(min_value=0, max_value=1000, required=False)
-
-    def validate_imgsz(self, value: int) -> int:
-        if value % 32:
-            raise serializers.ValidationError("Must be a multiple of 32.")
-        return value
+    patience = _limited("patience", required=False)
 
     def validate_seeds(self, value: list[int]) -> list[int]:
-        if len(set(value)) != len(value):
-            raise serializers.ValidationError("Seeds must not repeat.")
+        _rule(seeds_problem(value))
         return value
 
 
-class InferIn(serializers.Serializer):
+class InferIn(_ImgszRule, serializers.Serializer):
     images = serializers.ListField(child=serializers.FileField(), min_length=1)
     model_version = serializers.UUIDField(required=False, allow_null=True)
     conf = serializers.FloatField(min_value=0, max_value=1, default=0.25)
     iou = serializers.FloatField(min_value=0, max_value=1, default=0.7)
-    imgsz = serializers.IntegerField(min_value=32, max_value=2048, default=640)
-
-    def validate_imgsz(self, value: int) -> int:
-        if value % 32:
-            raise serializers.ValidationError("Must be a multiple of 32.")
-        return value
+    imgsz = _limited("imgsz", default=640, help_text="a multiple of 32")
 
 
 class JobAcceptedOut(serializers.Serializer):
@@ -181,137 +187,27 @@ class JobOut(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
     updated_at = serializers.DateTimeField()
 
+    # The fields are the status document's (`api.documents`), which builds them.
     def get_url(self, job: Job) -> str:
-        return reverse("api:job-detail", kwargs={"job_id": job.id})
+        return documents.job_url(job=job)
 
     def get_params(self, job: Job) -> dict[str, Any]:
-        params = {k: v for k, v in job.spec.items() if k not in {"dataset", "images"}}
-        if job.kind == JobKind.INFER:
-            params["images"] = len(job.spec.get("images", []))
-        return params
+        return documents.job_params(job=job)
 
     def get_registered_model_version(self, job: Job) -> str | None:
-        if job.kind != JobKind.TRAIN or job.state != "succeeded":
-            return None
-        fingerprint = ((job.result or {}).get("weights") or {}).get("fingerprint")
-        version = ModelVersion.objects.filter(fingerprint=fingerprint).only("id").first()
-        return str(version.id) if version else None
+        return documents.job_registered_model_version(job=job)
 
     def get_progress(self, job: Job) -> dict[str, Any]:
-        progress = job.progress or {}
-        keys = ("stage", "seed", "seeds", "epoch", "epochs", "batch", "batches")
-        out = {key: progress.get(key) for key in keys}
-        out["fraction"] = 1.0 if job.state == "succeeded" else progress.get("fraction", 0.0)
-        return out
+        return documents.job_progress(job=job)
 
     def get_result(self, job: Job) -> dict[str, Any] | None:
-        return job_result_public(job=job)
+        return documents.job_result_public(job=job)
 
     def get_error(self, job: Job) -> dict[str, str] | None:
-        if not job.error_code and not job.error_message:
-            return None
-        return {"code": job.error_code, "message": job.error_message}
+        return documents.job_error(job=job)
 
     def get_delivery(self, job: Job) -> dict[str, Any]:
-        return {
-            "attempts": job.dispatch_attempts,
-            "next_attempt_at": job.next_attempt_at,
-            "last_error": job.last_dispatch_error or None,
-            "delivered": bool(job.gpu_job_id),
-        }
-
-
-# The status document without a serializer instance: `GET /api/v1/jobs/{id}/` is what
-# every poller calls several times a second. It must read exactly as JobOut (a test
-# compares them); JobOut stays the schema and serves lists.
-_DATETIME = serializers.DateTimeField()
-
-
-def _when(value: Any) -> str | None:
-    return _DATETIME.to_representation(value) if value is not None else None
-
-
-def job_public(*, job: Job) -> dict[str, Any]:
-    """What JobOut(job).data gives, built directly."""
-    out = JobOut()
-    return {
-        "id": str(job.id),
-        "kind": str(job.kind),
-        "state": str(job.state),
-        "owner": str(job.owner.username),
-        "url": out.get_url(job),
-        "params": out.get_params(job),
-        "gpus": int(job.gpus),
-        "gpu_ids": [int(gpu) for gpu in job.gpu_ids] if job.gpu_ids is not None else None,
-        "dataset": str(job.dataset_id) if job.dataset_id is not None else None,
-        "model_version": str(job.model_version_id) if job.model_version_id is not None else None,
-        "registered_model_version": out.get_registered_model_version(job),
-        "progress": out.get_progress(job),
-        "metrics": (
-            {str(key): value for key, value in job.metrics.items()}
-            if job.metrics is not None
-            else None
-        ),
-        "result": job_result_public(job=job),
-        "error": out.get_error(job),
-        "delivery": out.get_delivery(job),
-        "created_at": _when(job.created_at),
-        "started_at": _when(job.started_at),
-        "finished_at": _when(job.finished_at),
-        "updated_at": _when(job.updated_at),
-    }
-
-
-# What Django's reverse() leaves unquoted in a path argument; artifact URLs are built
-# from a per-job prefix instead of one reverse() per image, and must read the same.
-_PATH_SAFE = "!$&'()*+,;=/~:@"
-
-
-def _artifact_prefix(*, job: Job) -> str:
-    return reverse("api:job-artifact", kwargs={"job_id": job.id, "relpath": "-"})[:-1]
-
-
-def artifact_url(*, job: Job, absolute: str | None, prefix: str | None = None) -> str | None:
-    rel = job_artifact_relpath(job=job, absolute=absolute)
-    if rel is None:
-        return None
-    return (prefix or _artifact_prefix(job=job)) + quote(rel, safe=_PATH_SAFE)
-
-
-def job_result_public(*, job: Job) -> dict[str, Any] | None:
-    """The GPU service's result with server paths replaced by URLs this API serves."""
-    if job.result is None:
-        return None
-    result = dict(job.result)
-    prefix = _artifact_prefix(job=job)
-    if job.kind == JobKind.INFER:
-        result["results_url"] = artifact_url(
-            job=job, absolute=result.pop("results_path", None), prefix=prefix
-        )
-        result["images"] = [
-            _detections_public(job=job, image=img, prefix=prefix)
-            for img in result.get("images", [])
-        ]
-    else:
-        weights = dict(result.get("weights") or {})
-        weights.pop("path", None)
-        result["weights"] = weights
-        result["manifest_url"] = artifact_url(
-            job=job, absolute=result.pop("manifest_path", None), prefix=prefix
-        )
-    return result
-
-
-def _detections_public(*, job: Job, image: dict[str, Any], prefix: str) -> dict[str, Any]:
-    out = dict(image)
-    source = out.pop("source", "") or ""
-    # Uploaded as 0003_name.jpg; show the name the user gave it.
-    name = source.rsplit("/", 1)[-1]
-    out["name"] = name.split("_", 1)[1] if "_" in name[:5] else name
-    out["annotated_url"] = artifact_url(
-        job=job, absolute=out.pop("annotated_path", None), prefix=prefix
-    )
-    return out
+        return documents.job_delivery(job=job)
 
 
 class JobLogsOut(serializers.Serializer):

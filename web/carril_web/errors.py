@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import Http404
+
 
 class CarrilWebError(Exception):
     """Internal error."""
@@ -46,8 +48,11 @@ class Forbidden(CarrilWebError):
     status = 403
 
 
-class NotFound(CarrilWebError):
+class NotFound(CarrilWebError, Http404):
     """No such resource."""
+
+    # Also an Http404, so a page that reads a missing or foreign record answers Django's
+    # 404 page, exactly as the API answers 404.
 
     code = "NOT_FOUND"
     status = 404

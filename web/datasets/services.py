@@ -13,11 +13,12 @@ import uuid
 from pathlib import Path
 
 import yaml
-from carril_web.errors import DatasetInvalid, ValidationFailed
+from carril_web.errors import Conflict, DatasetInvalid, ValidationFailed
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from jobs.models import ACTIVE_STATES
 
 from datasets.extraction import ArchiveRefused, ExtractionLimits, archive_extract, remove_tree
 from datasets.layout import data_yaml_find, splits_find, splits_store
@@ -132,7 +133,13 @@ def _tree_size(path: Path) -> int:
 
 
 def dataset_delete(*, dataset: Dataset) -> None:
-    """Delete the row, then the files (moved aside first so no half-deleted folder shows)."""
+    """Delete the row, then the files (moved aside first so no half-deleted folder shows).
+
+    Refused (Conflict) while an unfinished job uses the dataset: its files are the job's
+    input on the GPU service.
+    """
+    if dataset.jobs.filter(state__in=ACTIVE_STATES).exists():
+        raise Conflict("A job still uses this dataset; cancel it or wait for it to finish.")
     path = dataset.path
     with transaction.atomic():
         dataset.delete()

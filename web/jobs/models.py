@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from django.conf import settings
 from django.db import models
+
+from gpu_service.contract import JOB_STATES
 
 
 class JobState(models.TextChoices):
@@ -19,12 +22,28 @@ class JobState(models.TextChoices):
     LOST = "lost"  # the GPU service no longer knows it (error code LOST)
 
 
+# The one job-state vocabulary: the server reads these sets, and the job page's script
+# gets them in the status document (`job_states_public`), so nothing lists states again.
 TERMINAL_STATES = frozenset(
     {JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.LOST}
 )
 ACTIVE_STATES = frozenset(set(JobState) - TERMINAL_STATES)
-# States the GPU service reports; `submitted` and `lost` exist only here.
-REMOTE_STATES = frozenset({"queued", "running", "cancelling", "succeeded", "failed", "cancelled"})
+# A person may ask to stop these; `cancelling` already is being stopped.
+CANCELLABLE_STATES = frozenset({JobState.SUBMITTED, JobState.QUEUED, JobState.RUNNING})
+# Ended without a result, and not because a person asked (that is `cancelled`).
+FAILED_STATES = frozenset({JobState.FAILED, JobState.LOST})
+# States the GPU service reports (its contract's); `submitted` and `lost` exist only here.
+REMOTE_STATES = frozenset(JOB_STATES)
+
+
+def job_states_public() -> dict[str, list[str]]:
+    """The vocabulary as the page's JavaScript receives it."""
+    return {
+        "terminal": sorted(TERMINAL_STATES),
+        "cancellable": sorted(CANCELLABLE_STATES),
+        "failure": sorted(FAILED_STATES),
+        "success": [JobState.SUCCEEDED.value],
+    }
 
 
 class JobKind(models.TextChoices):
@@ -55,8 +74,8 @@ class Job(models.Model):
         related_name="jobs",
         help_text="the version an inference uses or a training fine-tunes",
     )
-    # Delivery to the GPU service.
-    gpu_job_id = models.CharField(max_length=100, blank=True, db_index=True)
+    # Delivery to the GPU service, which knows the job by this row's id (in str form):
+    # one id for the journal, the storage folder jobs/<id> and every log line.
     dispatch_attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     # A worker that is delivering this job holds it until then (conditional UPDATE claim).
@@ -74,6 +93,7 @@ class Job(models.Model):
     gpu_ids = models.JSONField(default=list)
     request_id = models.CharField(max_length=128, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # Set once the GPU service has the job: what "delivered" means.
     dispatched_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -88,6 +108,34 @@ class Job(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.state in TERMINAL_STATES
+
+    @property
+    def is_cancellable(self) -> bool:
+        return self.state in CANCELLABLE_STATES
+
+    @property
+    def delivered(self) -> bool:
+        return self.dispatched_at is not None
+
+
+class ReconcilerStatusRow(models.Manager["ReconcilerStatus"]):
+    """The row's only writer: delivery counts its failures here, the reconciler its passes."""
+
+    def _update(self, **fields: object) -> None:
+        self.get_or_create(id=1)
+        self.filter(id=1).update(**fields)
+
+    def dispatch_failed(self) -> None:
+        self._update(dispatch_failures=models.F("dispatch_failures") + 1)
+
+    def pass_done(self, *, at: datetime) -> None:
+        self._update(last_pass_at=at)
+
+    def gpus_stored(self, *, snapshot: dict[str, object], at: datetime) -> None:
+        self._update(gpus=snapshot, gpus_fetched_at=at, gpus_error="")
+
+    def gpus_failed(self, *, error: str) -> None:
+        self._update(gpus_error=error[:200])
 
 
 class ReconcilerStatus(models.Model):
@@ -104,6 +152,8 @@ class ReconcilerStatus(models.Model):
     gpus = models.JSONField(null=True, blank=True)
     gpus_fetched_at = models.DateTimeField(null=True, blank=True)
     gpus_error = models.CharField(max_length=200, blank=True)
+
+    objects = ReconcilerStatusRow()
 
     def __str__(self) -> str:
         return f"reconciler (last pass {self.last_pass_at})"

@@ -1,9 +1,10 @@
-"""The reconciler: delivers what is undelivered, refreshes what is unfinished.
+"""The reconciler: the web's side of a job after delivery, in one pass.
 
-One pass: dispatch due submitted jobs (with backoff), refresh every delivered,
-unfinished job through the batched status call (registering trained weights and
-marking jobs the GPU service forgot as lost), then cache the GPU picture for the
-dashboard, and record the pass for `carril_web_reconciler_lag_seconds`.
+One pass: deliver due submitted jobs (`delivery`, with backoff), refresh every
+delivered, unfinished job through the batched status call (mirroring the GPU service's
+record onto the row, registering trained weights, marking jobs the GPU service forgot
+as lost, retrying cancels it missed), cache the GPU picture for the dashboard, and
+record the pass in the reconciler's status row for `carril_web_reconciler_lag_seconds`.
 
 The pace adapts (ADR 0011): while any job is unfinished and the GPU service answers,
 passes come every `ACTIVE_INTERVAL_S`, so a person learns a job finished within a
@@ -17,20 +18,24 @@ import logging
 import signal
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 import gpu_client
 from carril_web.errors import GpuServiceUnavailable
-from django.db import close_old_connections
+from django.db import close_old_connections, transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from registry.services import model_version_register_from_training
 
+from gpu_service.contract import TERMINAL_STATES as REMOTE_TERMINAL_STATES
+from gpu_service.contract import JobStatus
+from jobs.delivery import cancel_deliver, jobs_dispatch_due
+from jobs.models import ACTIVE_STATES, Job, JobKind, JobState, ReconcilerStatus
 from jobs.selectors import jobs_unfinished_exist
-from jobs.services import (
-    gpus_snapshot_store,
-    job_refresh_many,
-    jobs_dispatch_due,
-    reconciler_pass_done,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +47,122 @@ class PassOutcome:
     reachable: bool
     active: bool = False  # some job is still unfinished after this pass
 
+
+# --- refreshing -----------------------------------------------------------------------
+def job_apply_remote(*, job_id: uuid.UUID | str, record: JobStatus) -> bool:
+    """Mirror the GPU service's record of a job onto its row; True if the row changed.
+
+    A cancel asked for here wins over a `queued`/`running` the service reports before
+    it has acted on it, and nothing moves a job out of a terminal state.
+    """
+    remote_state = record["state"]
+    job = Job.objects.filter(id=job_id).first()
+    if job is None or job.is_terminal:
+        return False
+    state = remote_state
+    if job.state == JobState.CANCELLING and remote_state in {"queued", "running"}:
+        state = JobState.CANCELLING
+    error = record["error"]
+    fields: dict[str, Any] = {
+        "state": state,
+        "progress": record["progress"],
+        "metrics": record["metrics"],
+        "result": record["result"],
+        "gpu_ids": record["gpu_ids"],
+        "started_at": _when(record["started_at"]) or job.started_at,
+        "finished_at": _when(record["finished_at"]),
+        "error_code": error["code"] if error else "",
+        "error_message": error["message"] if error else "",
+        "updated_at": timezone.now(),
+    }
+    if state in REMOTE_TERMINAL_STATES and fields["finished_at"] is None:
+        fields["finished_at"] = timezone.now()
+    with transaction.atomic():
+        changed = (
+            Job.objects.filter(id=job_id, state__in=ACTIVE_STATES)
+            .exclude(state=JobState.SUBMITTED, dispatched_at__isnull=True)
+            .update(**fields)
+        )
+        if changed and state == JobState.SUCCEEDED and job.kind == JobKind.TRAIN:
+            job.refresh_from_db()
+            model_version_register_from_training(job=job)
+    return bool(changed)
+
+
+def _when(value: Any) -> datetime | None:
+    if not value:
+        return None
+    return parse_datetime(value) if isinstance(value, str) else value
+
+
+def job_mark_lost(*, job_id: uuid.UUID | str) -> bool:
+    now = timezone.now()
+    return bool(
+        Job.objects.filter(id=job_id, state__in=ACTIVE_STATES, dispatched_at__isnull=False).update(
+            state=JobState.LOST,
+            error_code="LOST",
+            error_message="The GPU service no longer knows this job.",
+            finished_at=now,
+            updated_at=now,
+        )
+    )
+
+
+def _cancel_retry(*, job_id: uuid.UUID | str, client: gpu_client.GpuClient) -> None:
+    record = cancel_deliver(job_id=job_id, client=client)
+    if record is not None:
+        job_apply_remote(job_id=job_id, record=record)
+
+
+def job_refresh_many(*, client: gpu_client.GpuClient, batch_size: int = 500) -> int:
+    """Refresh every delivered, unfinished job through the batched status call.
+
+    Raises GpuServiceUnavailable if the service cannot answer: nothing is marked lost
+    on a failed call, only on an answer that lists the job as missing.
+    """
+    rows = [
+        (str(job_id), cancel_pending)
+        for job_id, cancel_pending in Job.objects.filter(
+            state__in=ACTIVE_STATES, dispatched_at__isnull=False
+        ).values_list("id", "cancel_pending")
+    ]
+    changed = 0
+    for start in range(0, len(rows), batch_size):
+        chunk = rows[start : start + batch_size]
+        asked = {job_id for job_id, _ in chunk}
+        status = client.jobs_status(ids=list(asked))
+        for record in status.jobs:
+            job_id = record["id"]
+            if job_id in asked and job_apply_remote(job_id=job_id, record=record):
+                changed += 1
+        for job_id in status.missing:
+            if job_id in asked and job_mark_lost(job_id=job_id):
+                logger.warning("job %s lost: the GPU service no longer knows it", job_id)
+                changed += 1
+        for job_id, cancel_pending in chunk:
+            if cancel_pending:
+                _cancel_retry(job_id=job_id, client=client)
+    # A job cancelled while it was being delivered is `cancelled` here already, but the
+    # GPU service may not have heard: keep telling it until it has.
+    stranded = Job.objects.filter(
+        state=JobState.CANCELLED, cancel_pending=True, dispatched_at__isnull=False
+    ).values_list("id", flat=True)
+    for job_id in list(stranded):
+        _cancel_retry(job_id=job_id, client=client)
+    return changed
+
+
+def gpus_snapshot_store(*, client: gpu_client.GpuClient) -> None:
+    """Keep the GPU service's /v1/gpus answer, so pages never wait on the GPU service."""
+    try:
+        snapshot = client.gpus()
+    except (GpuServiceUnavailable, gpu_client.GpuServiceRefused) as exc:
+        ReconcilerStatus.objects.gpus_failed(error=str(exc))
+        return
+    ReconcilerStatus.objects.gpus_stored(snapshot=snapshot, at=timezone.now())
+
+
+# --- one pass ---------------------------------------------------------------------------
 
 # Seconds between passes while jobs are unfinished; also how often an idle loop looks
 # (in the database only) for new work.
@@ -59,7 +180,7 @@ def reconcile_once(*, client: gpu_client.GpuClient, gpus: bool = True) -> PassOu
         refreshed, reachable = 0, False
     if gpus:
         gpus_snapshot_store(client=client)
-    reconciler_pass_done()
+    ReconcilerStatus.objects.pass_done(at=timezone.now())
     return PassOutcome(
         delivered=delivered,
         refreshed=refreshed,
@@ -68,6 +189,7 @@ def reconcile_once(*, client: gpu_client.GpuClient, gpus: bool = True) -> PassOu
     )
 
 
+# --- the loop ---------------------------------------------------------------------------
 class Reconciler:
     """The loop `manage.py reconcile` runs; SIGTERM/SIGINT end it after the current pass."""
 

@@ -66,10 +66,26 @@ def jobs_queue(*, user: AbstractBaseUser, limit: int = 50) -> QuerySet[Job]:
 
 
 def job_dir(*, job: Job) -> Path | None:
-    """The GPU service's folder for this job under shared storage, once it was delivered."""
-    if not job.gpu_job_id or "/" in job.gpu_job_id or job.gpu_job_id.startswith("."):
+    """The GPU service's folder for this job under shared storage, once it was delivered.
+
+    The GPU service knows the job by the same id, so the folder is `jobs/<id>`.
+    """
+    if not job.delivered:
         return None
-    return Path(settings.CARRIL_STORAGE) / "jobs" / job.gpu_job_id
+    return Path(settings.CARRIL_STORAGE) / "jobs" / str(job.id)
+
+
+def job_input_images(*, job: Job) -> dict[str, Path]:
+    """The images an inference job was given, by stored file name, in input order."""
+    return {Path(p).name: Path(p) for p in (job.spec or {}).get("images") or []}
+
+
+def job_input_image(*, job: Job, name: str) -> Path:
+    """One input image of an inference job, or NotFound."""
+    path = job_input_images(job=job).get(name)
+    if path is None or not path.is_file():
+        raise NotFound("No such image in this job.")
+    return path
 
 
 def job_log_tail(*, job: Job, lines: int = 200) -> list[str]:
@@ -163,19 +179,14 @@ def gpus_overview(*, user: AbstractBaseUser) -> dict[str, Any]:
         for holder in (gpu.get("lane") or {}).get("holders", [])
     } | {queued.get("id") for queued in snapshot.get("queue", [])}
     visible = {
-        job.gpu_job_id: job for job in jobs_visible_to(user=user).filter(gpu_job_id__in=holder_ids)
+        str(job.id): job for job in jobs_visible_to(user=user).filter(id__in=_job_ids(holder_ids))
     }
     gpus = []
     for gpu in snapshot.get("gpus", []):
         holders = (gpu.get("lane") or {}).get("holders", [])
-        gpus.append(
-            {
-                **gpu,
-                "jobs": [_job_brief(visible.get(h), gpu_job_id=h) for h in holders],
-            }
-        )
+        gpus.append({**gpu, "jobs": [_job_brief(visible.get(h)) for h in holders]})
     queue = [
-        {**queued, "job": _job_brief(visible.get(queued.get("id")), gpu_job_id=queued.get("id"))}
+        {**queued, "job": _job_brief(visible.get(queued.get("id")))}
         for queued in snapshot.get("queue", [])
     ]
     return {
@@ -188,7 +199,19 @@ def gpus_overview(*, user: AbstractBaseUser) -> dict[str, Any]:
     }
 
 
-def _job_brief(job: Job | None, *, gpu_job_id: str | None) -> dict[str, Any]:
+def _job_ids(ids: set[Any]) -> list[uuid.UUID]:
+    """The ids that can be web jobs: the GPU service also runs jobs submitted to it
+    directly, under ids of its own."""
+    found = []
+    for value in ids:
+        try:
+            found.append(uuid.UUID(str(value)))
+        except ValueError:
+            continue
+    return found
+
+
+def _job_brief(job: Job | None) -> dict[str, Any]:
     if job is None:
         # Someone else's job (or not a web job): say the lane is busy, not whose it is.
         return {"id": None, "kind": None, "state": None, "visible": False}

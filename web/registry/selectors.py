@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from carril_web.errors import NoServingModel, NotFound
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 
-from registry.models import ModelVersion, Stage
+from registry.models import ModelEvent, ModelVersion, Stage
+
+if TYPE_CHECKING:
+    from jobs.models import Job
 
 
 def model_versions_list(*, stage: str | None = None) -> QuerySet[ModelVersion]:
@@ -40,3 +44,14 @@ def model_version_for_inference(*, version_id: uuid.UUID | str | None) -> ModelV
     if version.stage == Stage.RETIRED:
         raise NotFound("That model version is retired.")
     return version
+
+
+def model_version_of_job(*, job: Job) -> ModelVersion | None:
+    """The version a training registered (its best weights), once the reconciler did."""
+    return ModelVersion.objects.filter(source_job=job).first()
+
+
+def model_events_recent(*, limit: int = 50) -> QuerySet[ModelEvent]:
+    return ModelEvent.objects.select_related("model_version", "actor").order_by("-created_at")[
+        :limit
+    ]

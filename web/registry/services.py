@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import gpu_client
 from accounts.services import user_is_administrator
@@ -20,6 +20,8 @@ from registry.models import EventAction, ModelEvent, ModelVersion, Source, Stage
 if TYPE_CHECKING:
     from jobs.models import Job
 
+    from gpu_service.contract import SeedResult, TrainingResult
+
 logger = logging.getLogger(__name__)
 
 MAX_WEIGHTS_NAME = 200
@@ -28,9 +30,10 @@ MAX_WEIGHTS_NAME = 200
 def model_version_register_from_training(*, job: Job) -> ModelVersion | None:
     """Register a finished training's best weights as a candidate, once.
 
-    Idempotent on the fingerprint: the reconciler may see the same success twice.
+    Idempotent on the fingerprint: the reconciler may see the same success twice. The
+    result is the contract's TrainingResult; its metrics carry the canonical keys.
     """
-    result = job.result or {}
+    result = cast("TrainingResult", job.result or {})
     weights = result.get("weights") or {}
     fingerprint = weights.get("fingerprint")
     if not fingerprint:
@@ -72,7 +75,7 @@ def model_version_register_from_training(*, job: Job) -> ModelVersion | None:
     return version
 
 
-def _best_seed(result: dict[str, Any]) -> dict[str, Any]:
+def _best_seed(result: TrainingResult) -> SeedResult | dict[str, Any]:
     seeds = result.get("seeds") or []
     best = result.get("best_seed")
     return next((s for s in seeds if s.get("seed") == best), seeds[0] if seeds else {})

@@ -4,7 +4,7 @@ from django.apps import AppConfig
 
 
 class UiConfig(AppConfig):
-    """The browser UI: server-rendered pages over the backend's services and selectors."""
+    """The browser UI: server-rendered pages over the apps' services and selectors."""
 
     name = "ui"
     default_auto_field = "django.db.models.BigAutoField"

@@ -1,4 +1,5 @@
-"""The training form. Its checks are about shape; the backend decides what is allowed."""
+"""The training form. Its limits and rules are `jobs.services`', shared with the API,
+with the same messages; the service decides the dataset and the model."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.core.validators import MaxValueValidator
+from jobs.services import TRAINING_LIMITS, imgsz_problem, seeds_problem
 
 VERSION_PREFIX = "version:"
 
@@ -15,11 +17,18 @@ def _seeds(raw: str) -> list[int]:
         seeds = [int(part) for part in raw.replace(",", " ").split()]
     except ValueError as exc:
         raise forms.ValidationError("Whole numbers, separated by commas.") from exc
-    if not 1 <= len(seeds) <= 5:
-        raise forms.ValidationError("Between one and five seeds.")
-    if len(set(seeds)) != len(seeds):
-        raise forms.ValidationError("Each seed once.")
+    _rule(seeds_problem(seeds))
     return seeds
+
+
+def _rule(problem: str | None) -> None:
+    if problem:
+        raise forms.ValidationError(problem)
+
+
+def _limited(name: str, *, label: str, initial: int) -> forms.IntegerField:
+    low, high = TRAINING_LIMITS[name]
+    return forms.IntegerField(label=label, min_value=low, max_value=high, initial=initial)
 
 
 class TrainingForm(forms.Form):
@@ -28,16 +37,16 @@ class TrainingForm(forms.Form):
         label="Architecture or base model",
         help_text="A fresh architecture, or a registered model version to fine-tune.",
     )
-    epochs = forms.IntegerField(label="Epochs", min_value=1, max_value=1000, initial=50)
-    imgsz = forms.IntegerField(label="Image size", min_value=32, max_value=2048, initial=640)
-    batch = forms.IntegerField(label="Batch", min_value=1, max_value=1024, initial=16)
+    epochs = _limited("epochs", label="Epochs", initial=50)
+    imgsz = _limited("imgsz", label="Image size", initial=640)
+    batch = _limited("batch", label="Batch", initial=16)
     seeds = forms.CharField(
         label="Seeds",
         initial="42",
         max_length=100,
         help_text="One to five, e.g. 42, 123, 456; each trains fully and the best is kept.",
     )
-    gpus = forms.IntegerField(label="GPUs", min_value=1, max_value=64, initial=1)
+    gpus = _limited("gpus", label="GPUs", initial=1)
 
     def __init__(
         self,
@@ -69,6 +78,11 @@ class TrainingForm(forms.Form):
     def clean_seeds(self) -> list[int]:
         return _seeds(self.cleaned_data["seeds"])
 
-    def base_version_id(self) -> str | None:
+    def clean_imgsz(self) -> int:
+        _rule(imgsz_problem(self.cleaned_data["imgsz"]))
+        return self.cleaned_data["imgsz"]
+
+    def model_requested(self) -> str:
+        """What the service takes: an architecture name or a model version's id."""
         model = self.cleaned_data["model"]
-        return model[len(VERSION_PREFIX) :] if model.startswith(VERSION_PREFIX) else None
+        return model.removeprefix(VERSION_PREFIX)

@@ -1,6 +1,7 @@
-"""Shape backend records into what templates show: numbers picked out, defaults filled in.
+"""Shape records into what templates show: numbers picked out, defaults filled in.
 
-No decisions live here, only presentation; the backend's services make the decisions.
+No decisions live here, only presentation; the services make the decisions. Job
+results are read in the one shape the GPU service's contract gives them.
 """
 
 from __future__ import annotations
@@ -9,8 +10,12 @@ import json
 import re
 from typing import Any
 
+from api.documents import job_public
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
+from jobs.models import job_states_public
+
+from gpu_service.contract import FITNESS_METRIC
 
 
 def dataset_row(*, dataset: Any) -> dict[str, Any]:
@@ -60,7 +65,7 @@ def dataset_summary(*, dataset: Any) -> dict[str, Any]:
 
 
 def dataset_sample(*, dataset: Any, sample: dict[str, Any]) -> dict[str, Any]:
-    """A sample from the backend as the gallery draws it (boxes.js's format)."""
+    """A dataset sample as the gallery draws it (boxes.js's format)."""
     boxes = [
         {"cls": b.get("class_id"), "label": b.get("class_name"), "xywhn": b.get("box_xywhn")}
         for b in sample.get("boxes", [])
@@ -79,14 +84,11 @@ def dataset_sample(*, dataset: Any, sample: dict[str, Any]) -> dict[str, Any]:
 
 # ---- jobs ----
 
-TERMINAL = {"succeeded", "failed", "cancelled", "lost"}
-CANCELLABLE = {"submitted", "queued", "running"}
-
 
 def job_title(*, job: Any) -> str:
     spec = job.spec or {}
     if job.kind == "train":
-        model = spec.get("model") or spec.get("architecture") or "model"
+        model = spec.get("model") or "model"
         dataset = getattr(job.dataset, "name", None) or "a dataset"
         return f"Train {model} on {dataset}"
     if job.kind == "infer":
@@ -124,10 +126,10 @@ def job_row(*, job: Any) -> dict[str, Any]:
 # ---- GPUs ----
 
 
-def _brief(*, brief: dict[str, Any] | None, gpu_job_id: str | None) -> dict[str, Any]:
+def _brief(*, brief: dict[str, Any] | None, job_id: str | None) -> dict[str, Any]:
     if not brief or not brief.get("visible"):
         # Someone else's job, or one the web app did not submit: only that it is busy.
-        return {"label": f"job {(gpu_job_id or '')[:8]}", "url": None}
+        return {"label": f"job {(job_id or '')[:8]}", "url": None}
     return {
         "label": f"{brief['kind']} job {brief['id'][:8]} ({brief['state']})",
         "url": reverse("ui:job_detail", kwargs={"job_id": brief["id"]}),
@@ -135,7 +137,7 @@ def _brief(*, brief: dict[str, Any] | None, gpu_job_id: str | None) -> dict[str,
 
 
 def gpus_view(*, overview: dict[str, Any]) -> dict[str, Any]:
-    """The backend's GPU overview with memory as a percentage and holders as links."""
+    """The GPU overview with memory as a percentage and holders as links."""
     gpus = []
     for gpu in overview.get("gpus") or []:
         total = gpu.get("memory_total_mib") or 0
@@ -147,12 +149,12 @@ def gpus_view(*, overview: dict[str, Any]) -> dict[str, Any]:
                 **gpu,
                 "memory_pct": round(100.0 * used / total) if total else 0,
                 "holders": [
-                    _brief(brief=b, gpu_job_id=h) for b, h in zip(briefs, holder_ids, strict=False)
+                    _brief(brief=b, job_id=h) for b, h in zip(briefs, holder_ids, strict=False)
                 ],
             }
         )
     queue = [
-        {**item, **_brief(brief=item.get("job"), gpu_job_id=item.get("id"))}
+        {**item, **_brief(brief=item.get("job"), job_id=item.get("id"))}
         for item in overview.get("queue") or []
     ]
     fetched_at = overview.get("fetched_at")
@@ -185,49 +187,39 @@ def _num(value: Any) -> float | None:
     return number if number == number else None  # NaN reads as missing
 
 
-def fitness(*, map50: float | None, map50_95: float | None) -> float | None:
-    """The selection metric the training uses when a record carries none: validation
-    mAP50-95, which is ultralytics 8.4's detection fitness (ADR 0010)."""
-    return map50_95
-
-
 def _seed_row(record: dict[str, Any]) -> dict[str, Any]:
+    """A seed of the training result (SeedResult), or a seed's last epoch record
+    (EpochRecord, metrics inline): the contract's canonical metric keys only. Without a
+    fitness of its own, a record's fitness is the metric that picks the best seed."""
     metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else record
-    map50 = _num(metrics.get("mAP50", metrics.get("map50")))
-    map50_95 = _num(metrics.get("mAP50-95", metrics.get("map50_95")))
-    given = _num(record.get("fitness", metrics.get("fitness")))
+    given = _num(record.get("fitness"))
     return {
         "seed": record.get("seed"),
-        "map50": map50,
-        "map50_95": map50_95,
+        "map50": _num(metrics.get("mAP50")),
+        "map50_95": _num(metrics.get("mAP50-95")),
         "precision": _num(metrics.get("precision")),
         "recall": _num(metrics.get("recall")),
-        "fitness": given if given is not None else fitness(map50=map50, map50_95=map50_95),
-        "best": bool(record.get("best")),
+        "fitness": given if given is not None else _num(metrics.get(FITNESS_METRIC)),
+        "best": False,
     }
 
 
 def seeds_table(*, job: Any) -> list[dict[str, Any]]:
-    """One row per seed with the best marked: from the result when it lists seeds, else
-    from each seed's last epoch record."""
+    """One row per seed with the best marked: the training result's seeds and best seed,
+    or without them each seed's last epoch record, the best by fitness."""
     result = job.result or {}
-    metrics = job.metrics or {}
-    listed = result.get("seeds") or metrics.get("seeds")
-    if isinstance(listed, list) and listed and isinstance(listed[0], dict):
-        rows = [_seed_row(r) for r in listed]
+    if result.get("seeds"):
+        rows = [_seed_row(record) for record in result["seeds"]]
+        best_seed = result.get("best_seed")
     else:
         last: dict[Any, dict[str, Any]] = {}
-        for record in metrics.get("epochs") or []:
+        for record in (job.metrics or {}).get("epochs") or []:
             last[record.get("seed")] = record
-        rows = [_seed_row(r) for r in last.values()]
-    if rows and not any(r["best"] for r in rows):
-        best_seed = result.get("best_seed", metrics.get("best_seed"))
-        marked = [r for r in rows if best_seed is not None and r["seed"] == best_seed]
-        if not marked:
-            scored = [r for r in rows if r["fitness"] is not None]
-            marked = [max(scored, key=lambda r: r["fitness"])] if scored else []
-        for r in marked[:1]:
-            r["best"] = True
+        rows = [_seed_row(record) for record in last.values()]
+        scored = [row for row in rows if row["fitness"] is not None]
+        best_seed = max(scored, key=lambda row: row["fitness"])["seed"] if scored else None
+    for row in rows:
+        row["best"] = best_seed is not None and row["seed"] == best_seed
     return rows
 
 
@@ -275,23 +267,9 @@ def log_lines(lines: list[str]) -> list[str]:
 
 
 def job_status(*, job: Any, log: list[str]) -> dict[str, Any]:
-    """The JSON the job page polls: small, and the same fields the REST API uses."""
-    return {
-        "job": {
-            "id": str(job.id),
-            "kind": job.kind,
-            "state": job.state,
-            "progress": job.progress or {},
-            "metrics": {"epochs": (job.metrics or {}).get("epochs") or []},
-            "error": (
-                {"code": job.error_code, "message": job.error_message}
-                if job.error_code or job.error_message
-                else None
-            ),
-        },
-        "terminal": job.state in TERMINAL,
-        "log": log_lines(log),
-    }
+    """The JSON the job page polls: the API's status document, the job-state vocabulary
+    (so the page's script lists no states of its own) and the log's tail."""
+    return {"job": job_public(job=job), "states": job_states_public(), "log": log_lines(log)}
 
 
 def job_page(
@@ -299,15 +277,19 @@ def job_page(
 ) -> dict[str, Any]:
     progress = job.progress or {}
     percent = job_percent(job=job)
-    status = job_status(job=job, log=log)
+    epochs = (job.metrics or {}).get("epochs") or []
     page: dict[str, Any] = {
         "id": job.id,
         "kind": job.kind,
         "state": job.state,
         "title": job_title(job=job),
         "subtitle": f"{job.kind} job · submitted {job.created_at:%Y-%m-%d %H:%M}",
-        "cancellable": job.state in CANCELLABLE,
-        "error": status["job"]["error"],
+        "cancellable": job.is_cancellable,
+        "error": (
+            {"code": job.error_code, "message": job.error_message}
+            if job.error_code or job.error_message
+            else None
+        ),
         "progress": progress,
         "progress_pairs": {
             "seed": _pair(progress.get("seed"), progress.get("seeds")),
@@ -319,16 +301,17 @@ def job_page(
         "created_at": job.created_at,
         "started_at": job.started_at,
         "finished_at": job.finished_at,
-        "epochs": status["job"]["metrics"]["epochs"],
+        "epochs": epochs,
         "seeds": seeds_table(job=job) if job.state == "succeeded" else [],
         "model_version": None,
         "facts": _facts(job=job),
-        "log": status["log"],
+        "log": log_lines(log),
         "log_limit": LOG_TAIL,
         "config": {
             "status_url": reverse("ui:job_status", kwargs={"job_id": job.id}),
-            "terminal": status["terminal"],
-            "epochs": status["job"]["metrics"]["epochs"],
+            "state": job.state,
+            "states": job_states_public(),
+            "epochs": epochs,
         },
     }
     if model_version is not None:
@@ -345,38 +328,33 @@ def job_page(
 # ---- inference results ----
 
 
-def _first(d: dict[str, Any], *keys: str) -> Any:
-    for key in keys:
-        if d.get(key) is not None:
-            return d[key]
-    return None
-
-
 def detection_box(raw: dict[str, Any]) -> dict[str, Any]:
-    """One detection in boxes.js's format, whichever spelling the record uses."""
-    cls = _first(raw, "class_id", "cls", "class")
-    label = _first(raw, "class_name", "name", "label")
+    """One detection of the detections document in boxes.js's format."""
+    cls = raw.get("class_id")
     return {
-        "cls": int(cls) if isinstance(cls, int | float) else None,
-        "label": label or (str(cls) if cls is not None else ""),
-        "conf": _num(_first(raw, "confidence", "conf", "score")),
-        "xyxy": [float(v) for v in (_first(raw, "box_xyxy", "xyxy", "bbox") or [0, 0, 0, 0])],
+        "cls": cls,
+        "label": raw.get("class_name") or (str(cls) if cls is not None else ""),
+        "conf": _num(raw.get("confidence")),
+        "xyxy": [float(v) for v in raw.get("box_xyxy") or [0, 0, 0, 0]],
     }
 
 
 def display_name(stored: str) -> str:
-    """The name the user uploaded: the backend stores images as 0003_<name>."""
+    """The name the user uploaded: images are stored as 0003_<name>."""
     head, _, rest = stored.partition("_")
     return rest if head.isdigit() and rest else stored
 
 
-def detections_view(*, job: Any, images: list[dict[str, Any]]) -> dict[str, Any]:
-    """Gallery, table and count for an inference job; `images` as the backend lists them:
-    [{"name", "detections": [...]}, ...]."""
+def detections_view(
+    *, job: Any, document: dict[str, Any], stored_names: list[str]
+) -> dict[str, Any]:
+    """Gallery, table and count for an inference job, from its detections document;
+    `stored_names` are its input images' file names, in the document's (input) order."""
     gallery = []
     rows = []
-    for image in images:
-        name = _first(image, "name", "image", "file") or "image"
+    for index, name in enumerate(stored_names):
+        images = document.get("images") or []
+        image = images[index] if index < len(images) else {}
         boxes = [detection_box(d) for d in image.get("detections") or []]
         gallery.append(
             {

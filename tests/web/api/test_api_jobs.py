@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+import uuid
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from jobs.models import Job, JobState
 from PIL import Image
 
-from tests.web.factories import TRAIN_RESULT, dataset_for, model_version
+from tests.web.factories import DELIVERED, TRAIN_RESULT, dataset_for, model_version
 
 
 def png_file(name: str = "street.png") -> SimpleUploadedFile:
@@ -85,7 +86,7 @@ def test_fine_tuning_a_model_version_sends_its_fingerprint(
             format="json",
         )
     job = Job.objects.get(id=response.json()["id"])
-    assert fake_gpu.jobs[job.gpu_job_id]["spec"]["model"] == version.fingerprint
+    assert fake_gpu.jobs[str(job.id)]["spec"]["model"] == version.fingerprint
 
 
 def test_inference_uses_the_serving_version_by_default(owner_api, fake_gpu, run_on_commit, storage):
@@ -98,7 +99,7 @@ def test_inference_uses_the_serving_version_by_default(owner_api, fake_gpu, run_
         )
     assert response.status_code == 202, response.json()
     job = Job.objects.get(id=response.json()["id"])
-    spec = fake_gpu.jobs[job.gpu_job_id]["spec"]
+    spec = fake_gpu.jobs[str(job.id)]["spec"]
     assert spec["model"] == serving.fingerprint
     assert spec["conf"] == 0.4
     assert len(spec["images"]) == 2
@@ -129,7 +130,7 @@ def test_reading_a_job_answers_from_the_database_without_the_gpu_service(
         owner=owner,
         kind="train",
         state="running",
-        gpu_job_id="gpu-9",
+        dispatched_at=DELIVERED,
         spec={"dataset": "/secret/path", "model": "yolov8n", "epochs": 2},
         progress={
             "seed": 1,
@@ -154,7 +155,7 @@ def test_reading_a_job_answers_from_the_database_without_the_gpu_service(
 
 
 def test_another_users_job_answers_404_everywhere(owner, other_api):
-    job = Job.objects.create(owner=owner, kind="train", state="running", gpu_job_id="gpu-1")
+    job = Job.objects.create(owner=owner, kind="train", state="running", dispatched_at=DELIVERED)
     for suffix in ("", "logs/", "detections/", "artifacts/job.log"):
         assert other_api.get(f"/api/v1/jobs/{job.id}/{suffix}").status_code == 404
     assert other_api.post(f"/api/v1/jobs/{job.id}/cancel/").status_code == 404
@@ -189,7 +190,7 @@ def test_the_job_list_pages_by_cursor_newest_first_without_gaps_or_repeats(owner
 
 
 def test_cancelling_a_finished_job_is_a_conflict(owner, owner_api):
-    job = Job.objects.create(owner=owner, kind="train", state="succeeded", gpu_job_id="g")
+    job = Job.objects.create(owner=owner, kind="train", state="succeeded", dispatched_at=DELIVERED)
     response = owner_api.post(f"/api/v1/jobs/{job.id}/cancel/")
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "CONFLICT"
@@ -203,23 +204,27 @@ def test_cancelling_a_submitted_job_cancels_it(owner, owner_api):
 
 
 def test_logs_are_read_from_the_job_folder_in_shared_storage(owner, owner_api, storage):
-    job = Job.objects.create(owner=owner, kind="train", state="running", gpu_job_id="gpu-3")
-    (storage / "jobs" / "gpu-3").mkdir(parents=True)
-    (storage / "jobs" / "gpu-3" / "job.log").write_text("".join(f"line {i}\n" for i in range(50)))
+    job = Job.objects.create(owner=owner, kind="train", state="running", dispatched_at=DELIVERED)
+    (storage / "jobs" / str(job.id)).mkdir(parents=True)
+    (storage / "jobs" / str(job.id) / "job.log").write_text(
+        "".join(f"line {i}\n" for i in range(50))
+    )
     body = owner_api.get(f"/api/v1/jobs/{job.id}/logs/?tail=3").json()
     assert body["lines"] == ["line 47", "line 48", "line 49"]
 
 
 def inference_job(owner, storage):
-    folder = storage / "jobs" / "gpu-7"
+    job_id = uuid.uuid4()
+    folder = storage / "jobs" / str(job_id)
     (folder / "annotated").mkdir(parents=True)
     (folder / "annotated" / "0000_street.jpg").write_bytes(b"\xff\xd8 jpeg")
     (folder / "results.json").write_text("{}")
     return Job.objects.create(
+        id=job_id,
         owner=owner,
         kind="infer",
         state="succeeded",
-        gpu_job_id="gpu-7",
+        dispatched_at=DELIVERED,
         result={
             "model": "a" * 64,
             "results_path": str(folder / "results.json"),
@@ -272,7 +277,7 @@ def test_artifact_paths_that_leave_the_job_folder_answer_404(owner, owner_api, s
 
 def test_a_training_job_shows_its_registered_model_version(owner, owner_api):
     job = Job.objects.create(
-        owner=owner, kind="train", state="succeeded", gpu_job_id="g", result=TRAIN_RESULT
+        owner=owner, kind="train", state="succeeded", dispatched_at=DELIVERED, result=TRAIN_RESULT
     )
     version = model_version(fingerprint="b" * 64)
     body = owner_api.get(f"/api/v1/jobs/{job.id}/").json()
@@ -287,15 +292,17 @@ def test_the_gpus_view_shows_the_cached_picture_with_the_holding_job(
 ):
     from jobs.reconciler import reconcile_once
 
-    job = Job.objects.create(owner=owner, kind="train", state="running", gpu_job_id="gpu-1")
-    fake_gpu.gpus_answer["gpus"][0]["lane"]["holders"] = ["gpu-1"]
-    fake_gpu.jobs["gpu-1"] = {"id": "gpu-1", "state": "running"}
+    job = Job.objects.create(owner=owner, kind="train", state="running", dispatched_at=DELIVERED)
+    fake_gpu.gpus_answer["gpus"][0]["lane"]["holders"] = [str(job.id), "direct-1"]
+    fake_gpu.jobs[str(job.id)] = {"id": str(job.id), "state": "running"}
     reconcile_once(client=fake_gpu.client())
     fake_gpu.up = False
     body = owner_api.get("/api/v1/gpus/").json()
     assert body["available"] is True
     assert body["gpus"][0]["jobs"] == [
-        {"id": str(job.id), "kind": "train", "state": "running", "visible": True}
+        {"id": str(job.id), "kind": "train", "state": "running", "visible": True},
+        # A job submitted straight to the GPU service, under an id of its own.
+        {"id": None, "kind": None, "state": None, "visible": False},
     ]
     assert other_api.get("/api/v1/gpus/").json()["gpus"][0]["jobs"][0]["visible"] is False
 

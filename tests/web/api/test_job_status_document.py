@@ -3,31 +3,33 @@
 from __future__ import annotations
 
 import pytest
-from api.serializers import artifact_url
+from api.documents import artifact_url
 from django.urls import reverse
 from jobs.models import Job
 from jobs.selectors import job_artifact_relpath
 
+from tests.web.factories import DELIVERED
+
 
 @pytest.fixture
 def job(owner) -> Job:
-    return Job.objects.create(owner=owner, kind="infer", state="succeeded", gpu_job_id="gpu-9")
+    return Job.objects.create(owner=owner, kind="infer", state="succeeded", dispatched_at=DELIVERED)
 
 
 @pytest.mark.parametrize(
     "name", ["annotated/0000_street.jpg", "annotated/a b#c?.jpg", "annotated/ñandú (2).jpg"]
 )
 def test_artifact_urls_read_as_reverse_would_build_them(job, storage, name):
-    absolute = str(storage / "jobs" / "gpu-9" / name)
+    absolute = str(storage / "jobs" / str(job.id) / name)
     expected = reverse("api:job-artifact", kwargs={"job_id": job.id, "relpath": name})
     assert artifact_url(job=job, absolute=absolute) == expected
 
 
 def test_a_path_outside_the_job_folder_gets_no_url(job, storage):
     for absolute in (
-        str(storage / "jobs" / "gpu-9" / ".." / "gpu-10" / "x.jpg"),
-        str(storage / "jobs" / "gpu-90" / "x.jpg"),
-        str(storage / "jobs" / "gpu-9"),
+        str(storage / "jobs" / str(job.id) / ".." / "other" / "x.jpg"),
+        str(storage / "jobs" / f"{job.id}0" / "x.jpg"),
+        str(storage / "jobs" / str(job.id)),
         "relative/x.jpg",
         "",
         None,
@@ -36,9 +38,9 @@ def test_a_path_outside_the_job_folder_gets_no_url(job, storage):
 
 
 def test_a_url_is_built_without_the_file_existing(job, storage):
-    absolute = str(storage / "jobs" / "gpu-9" / "annotated" / "later.jpg")
+    absolute = str(storage / "jobs" / str(job.id) / "annotated" / "later.jpg")
     assert job_artifact_relpath(job=job, absolute=absolute) == "annotated/later.jpg"
-    assert not (storage / "jobs" / "gpu-9").exists()
+    assert not (storage / "jobs" / str(job.id)).exists()
 
 
 def test_the_status_poll_makes_one_query_for_a_finished_inference(
@@ -55,7 +57,8 @@ def test_the_status_poll_makes_one_query_for_a_finished_inference(
 def test_the_lean_status_document_reads_exactly_as_the_serializer(owner, storage):
     from datetime import timedelta
 
-    from api.serializers import JobOut, job_public
+    from api.documents import job_public
+    from api.serializers import JobOut
     from django.utils import timezone
     from rest_framework.renderers import JSONRenderer
 
@@ -70,7 +73,7 @@ def test_the_lean_status_document_reads_exactly_as_the_serializer(owner, storage
             owner=owner,
             kind="train",
             state="succeeded",
-            gpu_job_id="g-2",
+            dispatched_at=DELIVERED,
             dataset=dataset_for(owner),
             model_version=version,
             spec={"dataset": "x", "epochs": 2, "seeds": [1, 2]},
@@ -127,7 +130,7 @@ def test_a_remembered_document_is_still_hidden_from_other_users(
 
 
 def test_an_unfinished_jobs_document_is_read_from_the_database_each_time(owner, owner_api):
-    job = Job.objects.create(owner=owner, kind="train", state="running", gpu_job_id="g-5")
+    job = Job.objects.create(owner=owner, kind="train", state="running", dispatched_at=DELIVERED)
     assert owner_api.get(f"/api/v1/jobs/{job.id}/").json()["state"] == "running"
     Job.objects.filter(id=job.id).update(progress={"epoch": 1, "fraction": 0.5})
     assert owner_api.get(f"/api/v1/jobs/{job.id}/").json()["progress"]["fraction"] == 0.5

@@ -132,7 +132,7 @@ def test_a_gpu_service_restart_loses_no_job(
     service.start()
     with gpu_client.client_build() as client:
         assert reconcile_once(client=client).reachable
-        assert client.jobs_status(ids=[Job.objects.get(id=job_id).gpu_job_id]).missing == []
+        assert client.jobs_status(ids=[str(job_id)]).missing == []
     job = Job.objects.get(id=job_id)
     assert job.state != JobState.LOST
     # Resumed (running again, or already done) or failed with the distinct INTERRUPTED code.

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.utils import timezone
+from jobs.delivery import job_dispatch, jobs_dispatch_due
 from jobs.models import Job, JobState, ReconcilerStatus
-from jobs.services import job_cancel, job_create_training, job_dispatch, jobs_dispatch_due
+from jobs.services import job_cancel, job_create_training
 
 from tests.web.factories import dataset_for
 
@@ -14,9 +15,8 @@ from tests.web.factories import dataset_for
 def create(owner, **overrides):
     params = dict(
         owner=owner,
-        dataset=dataset_for(owner),
+        dataset_id=dataset_for(owner).id,
         model="yolov8n",
-        base_version=None,
         epochs=2,
         imgsz=64,
         batch=4,
@@ -36,8 +36,7 @@ def test_it_writes_the_row_as_submitted_and_delivers_it_after_commit(
         assert fake_gpu.jobs == {}
     job.refresh_from_db()
     assert job.state == JobState.QUEUED
-    remote = fake_gpu.jobs[job.gpu_job_id]
-    assert remote["idempotency_key"] == str(job.id)
+    remote = fake_gpu.jobs[str(job.id)]  # the GPU service knows it by the same id
     assert remote["spec"]["dataset"] == str(job.dataset.path)
     assert remote["spec"]["seeds"] == [42, 7]
     assert remote["gpus_requested"] == 2
@@ -50,7 +49,7 @@ def test_a_job_whose_transaction_rolls_back_is_never_delivered(owner, fake_gpu, 
     with run_on_commit():
         try:
             with transaction.atomic():
-                create(owner, dataset=dataset)
+                create(owner, dataset_id=dataset.id)
                 raise RuntimeError("boom")
         except RuntimeError:
             pass
@@ -80,14 +79,14 @@ def test_the_reconciler_delivers_it_once_the_backoff_has_passed(owner, fake_gpu,
     assert jobs_dispatch_due(client=fake_gpu.client()) == 1
     job.refresh_from_db()
     assert job.state == JobState.QUEUED
-    assert job.gpu_job_id in fake_gpu.jobs
+    assert str(job.id) in fake_gpu.jobs
 
 
 def test_delivering_twice_gives_one_gpu_job(owner, fake_gpu):
     job = create(owner)  # on_commit callbacks not run: not delivered yet
     assert job_dispatch(job_id=job.id, client=fake_gpu.client())
     # The answer was lost: the row still says submitted, and it is delivered again.
-    Job.objects.filter(id=job.id).update(state=JobState.SUBMITTED, gpu_job_id="")
+    Job.objects.filter(id=job.id).update(state=JobState.SUBMITTED, dispatched_at=None)
     assert job_dispatch(job_id=job.id, client=fake_gpu.client())
     assert len(fake_gpu.jobs) == 1
 
@@ -123,14 +122,14 @@ def test_cancelling_a_delivered_job_asks_the_gpu_service(owner, fake_gpu, run_on
     job.refresh_from_db()
     job = job_cancel(job=job)
     assert job.state == JobState.CANCELLING
-    assert fake_gpu.jobs[job.gpu_job_id]["state"] == "cancelling"
+    assert fake_gpu.jobs[str(job.id)]["state"] == "cancelling"
     assert job.cancel_pending is False
 
 
 def test_a_cancel_the_gpu_service_missed_is_retried_by_the_reconciler(
     owner, fake_gpu, run_on_commit
 ):
-    from jobs.services import job_refresh_many
+    from jobs.reconciler import job_refresh_many
 
     with run_on_commit():
         job = create(owner)
@@ -142,7 +141,7 @@ def test_a_cancel_the_gpu_service_missed_is_retried_by_the_reconciler(
     job_refresh_many(client=fake_gpu.client())
     job.refresh_from_db()
     assert job.cancel_pending is False
-    assert fake_gpu.jobs[job.gpu_job_id]["state"] == "cancelling"
+    assert fake_gpu.jobs[str(job.id)]["state"] == "cancelling"
 
 
 def test_the_request_id_is_kept_on_the_job_and_sent_to_the_gpu_service(

@@ -16,9 +16,8 @@ def delivered_job(owner, fake_gpu, run_on_commit):
     with run_on_commit():
         job = job_create_training(
             owner=owner,
-            dataset=dataset_for(owner),
+            dataset_id=dataset_for(owner).id,
             model="yolov8n",
-            base_version=None,
             epochs=2,
             imgsz=64,
             batch=4,
@@ -32,7 +31,7 @@ def delivered_job(owner, fake_gpu, run_on_commit):
 def test_it_copies_progress_and_metrics_from_the_gpu_service(owner, fake_gpu, run_on_commit):
     job = delivered_job(owner, fake_gpu, run_on_commit)
     fake_gpu.set_state(
-        job.gpu_job_id,
+        job.id,
         "running",
         progress={"seed": 1, "seeds": 2, "epoch": 1, "epochs": 2, "fraction": 0.25},
         metrics={"epochs": [{"seed": 42, "epoch": 1, "mAP50": 0.1}]},
@@ -51,9 +50,7 @@ def test_it_copies_progress_and_metrics_from_the_gpu_service(owner, fake_gpu, ru
 
 def test_a_successful_training_registers_its_best_weights_once(owner, fake_gpu, run_on_commit):
     job = delivered_job(owner, fake_gpu, run_on_commit)
-    fake_gpu.set_state(
-        job.gpu_job_id, "succeeded", result=TRAIN_RESULT, finished_at="2026-01-01T00:10:00Z"
-    )
+    fake_gpu.set_state(job.id, "succeeded", result=TRAIN_RESULT, finished_at="2026-01-01T00:10:00Z")
     reconcile_once(client=fake_gpu.client())
     reconcile_once(client=fake_gpu.client())
     version = ModelVersion.objects.get()
@@ -67,7 +64,7 @@ def test_a_successful_training_registers_its_best_weights_once(owner, fake_gpu, 
 
 def test_a_job_the_gpu_service_no_longer_knows_is_marked_lost(owner, fake_gpu, run_on_commit):
     job = delivered_job(owner, fake_gpu, run_on_commit)
-    fake_gpu.forget(job.gpu_job_id)
+    fake_gpu.forget(job.id)
     reconcile_once(client=fake_gpu.client())
     job.refresh_from_db()
     assert job.state == JobState.LOST
@@ -85,10 +82,10 @@ def test_nothing_is_marked_lost_while_the_gpu_service_is_down(owner, fake_gpu, r
 def test_a_finished_job_never_moves_again(owner, fake_gpu, run_on_commit):
     job = delivered_job(owner, fake_gpu, run_on_commit)
     fake_gpu.set_state(
-        job.gpu_job_id, "failed", error={"code": "CUDA_OOM", "message": "oom", "details": {}}
+        job.id, "failed", error={"code": "CUDA_OOM", "message": "oom", "details": {}}
     )
     reconcile_once(client=fake_gpu.client())
-    fake_gpu.set_state(job.gpu_job_id, "running", error=None)
+    fake_gpu.set_state(job.id, "running", error=None)
     reconcile_once(client=fake_gpu.client())
     job.refresh_from_db()
     assert job.state == JobState.FAILED
@@ -98,10 +95,10 @@ def test_a_finished_job_never_moves_again(owner, fake_gpu, run_on_commit):
 def test_a_cancel_asked_here_is_not_undone_by_a_stale_running(owner, fake_gpu, run_on_commit):
     job = delivered_job(owner, fake_gpu, run_on_commit)
     Job.objects.filter(id=job.id).update(state=JobState.CANCELLING)
-    fake_gpu.set_state(job.gpu_job_id, "running")
+    fake_gpu.set_state(job.id, "running")
     reconcile_once(client=fake_gpu.client())
     assert Job.objects.get(id=job.id).state == JobState.CANCELLING
-    fake_gpu.set_state(job.gpu_job_id, "cancelled")
+    fake_gpu.set_state(job.id, "cancelled")
     reconcile_once(client=fake_gpu.client())
     assert Job.objects.get(id=job.id).state == JobState.CANCELLED
 
@@ -123,9 +120,8 @@ def test_manage_py_reconcile_once_runs_one_pass(owner, fake_gpu, run_on_commit):
     with run_on_commit():
         job = job_create_training(
             owner=owner,
-            dataset=dataset_for(owner),
+            dataset_id=dataset_for(owner).id,
             model="yolov8n",
-            base_version=None,
             epochs=1,
             imgsz=64,
             batch=2,

@@ -7,6 +7,8 @@ import pytest
 from jobs.models import Job
 from jobs.reconciler import PassOutcome, Reconciler, reconcile_once
 
+from tests.web.factories import DELIVERED
+
 
 class FakeStop:
     """Stands in for the stop event: records each wait and moves the fake clock on."""
@@ -66,7 +68,7 @@ def test_an_idle_wait_ends_as_soon_as_a_job_appears(paced, owner):
 
     def a_job_arrives_on_the_second_look() -> None:
         if len(stop.waits) == 2:
-            Job.objects.create(owner=owner, kind="train", state="queued", gpu_job_id="g-1")
+            Job.objects.create(owner=owner, kind="train", state="queued", dispatched_at=DELIVERED)
 
     stop.on_wait = a_job_arrives_on_the_second_look
     reconciler.wait_after(outcome=outcome(active=False))
@@ -79,10 +81,10 @@ def test_the_short_interval_is_never_longer_than_the_configured_one():
 
 def test_a_pass_says_whether_jobs_are_still_unfinished(owner, fake_gpu):
     assert reconcile_once(client=fake_gpu.client()).active is False
-    Job.objects.create(owner=owner, kind="train", state="running", gpu_job_id="gpu-1")
-    fake_gpu.jobs["gpu-1"] = {"id": "gpu-1", "state": "running"}
+    job = Job.objects.create(owner=owner, kind="train", state="running", dispatched_at=DELIVERED)
+    fake_gpu.jobs[str(job.id)] = {"id": str(job.id), "state": "running"}
     assert reconcile_once(client=fake_gpu.client()).active is True
-    fake_gpu.jobs["gpu-1"] = {"id": "gpu-1", "state": "succeeded", "result": {}}
+    fake_gpu.jobs[str(job.id)] = {"id": str(job.id), "state": "succeeded", "result": {}}
     assert reconcile_once(client=fake_gpu.client()).active is False
 
 
@@ -92,8 +94,8 @@ def test_fast_passes_fetch_the_gpu_picture_only_at_the_configured_pace(
     import gpu_client
 
     reconciler, _stop = paced
-    Job.objects.create(owner=owner, kind="train", state="running", gpu_job_id="gpu-1")
-    fake_gpu.jobs["gpu-1"] = {"id": "gpu-1", "state": "running"}
+    job = Job.objects.create(owner=owner, kind="train", state="running", dispatched_at=DELIVERED)
+    fake_gpu.jobs[str(job.id)] = {"id": str(job.id), "state": "running"}
     monkeypatch.setattr(gpu_client, "client_build", fake_gpu.client)
     for _ in range(9):  # 9 passes, 0.25 s apart: 2 s of fast passes
         reconciler._pass()
@@ -119,7 +121,7 @@ def test_the_loop_keeps_one_gpu_client_across_passes_and_replaces_it_after_a_fai
     for _ in range(3):
         assert reconciler._pass() is not None
     assert len(built) == 1
-    monkeypatch.setattr("jobs.reconciler.reconciler_pass_done", lambda: 1 / 0)
+    monkeypatch.setattr("jobs.reconciler.jobs_dispatch_due", lambda **_: 1 / 0)
     assert reconciler._pass() is None
     monkeypatch.undo()
     monkeypatch.setattr(gpu_client, "client_build", build)

@@ -5,6 +5,7 @@ those records come to be)."""
 from __future__ import annotations
 
 import io
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,10 @@ EPOCHS = [
 ]
 
 
+# The running training's id, which the GPU snapshot names as its lane's holder.
+RUNNING_ID = uuid.UUID("00000000-0000-4000-8000-00000000a001")
+
+
 def training_job(*, owner: User, dataset: Dataset, state: str = "running", **fields: Any) -> Job:
     defaults: dict[str, Any] = {
         "owner": owner,
@@ -110,7 +115,7 @@ def training_job(*, owner: User, dataset: Dataset, state: str = "running", **fie
         "state": state,
         "dataset": dataset,
         "spec": {"model": "yolov8n", "epochs": 2, "imgsz": 64, "batch": 4, "seeds": [42, 7]},
-        "gpu_job_id": "gpu-job-1",
+        "dispatched_at": timezone.now(),
         "progress": {
             "seed": 1,
             "seeds": 2,
@@ -133,7 +138,7 @@ def make_training_job() -> Any:
 
 @pytest.fixture
 def running_training(owner: User, dataset: Dataset) -> Job:
-    return training_job(owner=owner, dataset=dataset)
+    return training_job(owner=owner, dataset=dataset, id=RUNNING_ID)
 
 
 @pytest.fixture
@@ -188,7 +193,7 @@ def finished_inference(owner: User, version: ModelVersion, storage: Path) -> Job
         kind="infer",
         state="succeeded",
         model_version=version,
-        gpu_job_id="gpu-job-2",
+        dispatched_at=timezone.now(),
         spec={"model": version.fingerprint, "images": [str(first), str(second)], "conf": 0.25},
         result={
             "images": [
@@ -235,7 +240,7 @@ def gpus_seen(db: None) -> ReconcilerStatus:
                     "utilization_pct": 55.0,
                     "temperature_c": 50.0,
                     "power_w": 120.0,
-                    "lane": {"capacity": 1, "holders": ["gpu-job-1"]},
+                    "lane": {"capacity": 1, "holders": [str(RUNNING_ID)]},
                 },
                 {
                     "index": 1,

@@ -8,6 +8,7 @@ import re
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 from jobs.models import Job
 from registry.models import ModelVersion
 
@@ -95,7 +96,7 @@ def test_the_dashboard_does_not_link_another_users_job(
 ) -> None:
     html = other_client.get(reverse("ui:dashboard")).content.decode()
     assert reverse("ui:job_detail", kwargs={"job_id": running_training.id}) not in html
-    assert "job gpu-job-" in html
+    assert f"job {str(running_training.id)[:8]}" in html
 
 
 def test_the_dashboard_says_when_the_gpu_service_has_not_answered(owner_client: Client) -> None:
@@ -189,7 +190,14 @@ def test_a_running_job_page_polls_and_shows_progress(
     config = json.loads(
         re.search(r'<script id="job-config" type="application/json">(.*?)</script>', html).group(1)
     )
-    assert config["terminal"] is False
+    assert config["state"] == "running"
+    # The page's script learns which states end a job from the server, not a list of its own.
+    assert config["states"] == {
+        "terminal": ["cancelled", "failed", "lost", "succeeded"],
+        "cancellable": ["queued", "running", "submitted"],
+        "failure": ["failed", "lost"],
+        "success": ["succeeded"],
+    }
     assert config["status_url"] == reverse("ui:job_status", kwargs={"job_id": running_training.id})
     assert len(config["epochs"]) == 2
     assert 'data-testid="job-cancel"' in html
@@ -197,14 +205,25 @@ def test_a_running_job_page_polls_and_shows_progress(
     assert 'id="fig-epoch" data-testid="fig-epoch">2 / 2<' in html
 
 
+def test_the_job_page_script_lists_no_job_state_of_its_own() -> None:
+    from pathlib import Path
+
+    from jobs.models import JobState
+
+    script = (Path(__file__).resolve().parents[3] / "web/ui/static/ui/js/job.js").read_text()
+    for state in JobState.values:
+        assert f'"{state}"' not in script, state
+
+
 def test_the_status_view_reports_state_progress_epochs_and_log(
     owner_client: Client, running_training: Job, storage
 ) -> None:
-    (storage / "jobs" / "gpu-job-1").mkdir(parents=True)
-    (storage / "jobs" / "gpu-job-1" / "job.log").write_text("epoch 1 done\nepoch 2 done\n")
+    folder = storage / "jobs" / str(running_training.id)
+    folder.mkdir(parents=True)
+    (folder / "job.log").write_text("epoch 1 done\nepoch 2 done\n")
     data = owner_client.get(reverse("ui:job_status", kwargs={"job_id": running_training.id})).json()
-    assert data["terminal"] is False
     assert data["job"]["state"] == "running"
+    assert "running" not in data["states"]["terminal"]
     assert data["job"]["progress"]["fraction"] == 0.4
     assert len(data["job"]["metrics"]["epochs"]) == 2
     assert data["log"] == ["epoch 1 done", "epoch 2 done"]
@@ -219,7 +238,7 @@ def test_a_finished_training_marks_the_best_seed_and_links_its_model_version(
     config = json.loads(
         re.search(r'<script id="job-config" type="application/json">(.*?)</script>', html).group(1)
     )
-    assert config["terminal"] is True
+    assert config["state"] in config["states"]["terminal"]
     best = re.search(
         r'<tr class="best" data-testid="best-seed">\s*<td class="mono">(\d+)</td>', html
     )
@@ -233,7 +252,7 @@ def test_a_finished_training_marks_the_best_seed_and_links_its_model_version(
 def test_the_owner_cancels_a_job_that_was_not_delivered_yet(
     make_training_job, owner_client: Client, owner, dataset
 ) -> None:
-    job = make_training_job(owner=owner, dataset=dataset, state="submitted", gpu_job_id="")
+    job = make_training_job(owner=owner, dataset=dataset, state="submitted", dispatched_at=None)
     response = owner_client.post(reverse("ui:job_cancel", kwargs={"job_id": job.id}))
     assert response.status_code == 302
     job.refresh_from_db()
@@ -308,7 +327,33 @@ def test_the_training_form_refuses_bad_seeds(owner_client: Client, dataset) -> N
         },
     )
     assert response.status_code == 400
-    assert b"Each seed once." in response.content
+    assert b"Seeds must not repeat." in response.content
+    assert not Job.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "form_value", "api_value"),
+    [("imgsz", "100", 100), ("seeds", "1, 1", [1, 1]), ("epochs", "0", 0)],
+)
+def test_the_training_form_and_the_api_refuse_alike_with_the_same_message(
+    owner_client: Client, owner_api, dataset, field, form_value, api_value
+) -> None:
+    form = {
+        "dataset": str(dataset.id),
+        "model": "yolov8n",
+        "epochs": 1,
+        "imgsz": 64,
+        "batch": 2,
+        "seeds": "1",
+        "gpus": 1,
+    }
+    body = {key: value for key, value in form.items() if key != "seeds"} | {"seeds": [1]}
+    api = owner_api.post("/api/v1/jobs/train/", body | {field: api_value}, format="json")
+    assert api.status_code == 400
+    [message] = api.json()["error"]["details"]["fields"][field]
+    page = owner_client.post(reverse("ui:train_new"), form | {field: form_value})
+    assert page.status_code == 400
+    assert escape(message) in page.content.decode()
     assert not Job.objects.exists()
 
 
@@ -395,8 +440,8 @@ def test_a_missing_page_answers_404_with_the_sites_layout(owner_client: Client) 
 def test_the_status_view_strips_terminal_colour_codes_from_the_log(
     owner_client: Client, running_training: Job, storage
 ) -> None:
-    (storage / "jobs" / "gpu-job-1").mkdir(parents=True)
-    (storage / "jobs" / "gpu-job-1" / "job.log").write_text(
+    (storage / "jobs" / str(running_training.id)).mkdir(parents=True)
+    (storage / "jobs" / str(running_training.id) / "job.log").write_text(
         "\x1b[34m\x1b[1mengine/trainer: \x1b[0mok\n"
     )
     data = owner_client.get(reverse("ui:job_status", kwargs={"job_id": running_training.id})).json()

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from carril_web.errors import Conflict
 from datasets.selectors import dataset_get, dataset_image_path, dataset_samples, datasets_visible_to
 from datasets.services import dataset_create_from_upload, dataset_delete
 from django.http import FileResponse
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from jobs.models import ACTIVE_STATES
 from rest_framework import status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -53,8 +51,6 @@ class DatasetDetailView(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, dataset_id: str) -> Response:
         dataset = dataset_get(user=request.user, dataset_id=dataset_id)
-        if dataset.jobs.filter(state__in=ACTIVE_STATES).exists():
-            raise Conflict("A job is still using this dataset.")
         dataset_delete(dataset=dataset)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -10,14 +10,12 @@ import mimetypes
 
 from accounts.services import user_sees_everything
 from carril_web.errors import Conflict, NotFound, ValidationFailed
-from datasets.selectors import dataset_get
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from jobs.models import JobKind, JobState
 from jobs.selectors import job_artifact_path, job_get, job_log_tail, jobs_visible_to
-from jobs.services import ARCHITECTURES, job_cancel, job_create_inference, job_create_training
-from registry.models import Stage
-from registry.selectors import model_version_for_inference, model_version_get
+from jobs.services import job_cancel, job_create_inference, job_create_training
+from registry.selectors import model_version_for_inference
 from rest_framework import status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.renderers import JSONRenderer
@@ -25,22 +23,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.documents import job_detections_public, job_public, job_url
 from api.finished_jobs import finished_documents
 from api.pagination import NewestFirst, paginated
-from api.serializers import (
-    DetectionsOut,
-    InferIn,
-    JobAcceptedOut,
-    JobLogsOut,
-    JobOut,
-    TrainIn,
-    job_public,
-    job_result_public,
-)
+from api.serializers import DetectionsOut, InferIn, JobAcceptedOut, JobLogsOut, JobOut, TrainIn
 
 
 def _accepted(job) -> Response:
-    body = JobAcceptedOut({"id": job.id, "state": job.state, "url": JobOut().get_url(job)}).data
+    body = JobAcceptedOut({"id": job.id, "state": job.state, "url": job_url(job=job)}).data
     return Response(body, status=status.HTTP_202_ACCEPTED)
 
 
@@ -50,32 +40,10 @@ class TrainView(APIView):
         data = TrainIn(data=request.data)
         data.is_valid(raise_exception=True)
         params = data.validated_data
-        try:
-            dataset = dataset_get(user=request.user, dataset_id=params["dataset"])
-        except NotFound as exc:
-            raise ValidationFailed(details={"fields": {"dataset": ["No such dataset."]}}) from exc
-        base_version = None
-        if params["model"] not in ARCHITECTURES:
-            try:
-                base_version = model_version_get(version_id=params["model"])
-            except NotFound as exc:
-                raise ValidationFailed(
-                    details={
-                        "fields": {
-                            "model": [
-                                f"An architecture ({', '.join(ARCHITECTURES)}) "
-                                "or a model version id."
-                            ]
-                        }
-                    }
-                ) from exc
-            if base_version.stage == Stage.RETIRED:
-                raise ValidationFailed(details={"fields": {"model": ["That version is retired."]}})
         job = job_create_training(
             owner=request.user,
-            dataset=dataset,
+            dataset_id=params["dataset"],
             model=params["model"],
-            base_version=base_version,
             epochs=params["epochs"],
             imgsz=params["imgsz"],
             batch=params["batch"],
@@ -178,15 +146,7 @@ class JobDetectionsView(APIView):
             raise NotFound("Only inference jobs have detections.")
         if job.state != JobState.SUCCEEDED:
             raise Conflict(f"The job is {job.state}; detections come when it succeeds.")
-        result = job_result_public(job=job) or {}
-        body = {
-            "job_id": str(job.id),
-            "state": job.state,
-            "model": result.get("model"),
-            "images": result.get("images", []),
-            "images_per_second": result.get("images_per_second"),
-            "results_url": result.get("results_url"),
-        }
+        body = job_detections_public(job=job)
         if request.query_params.get("download") in {"1", "true"}:
             response = HttpResponse(json.dumps(body, indent=2), content_type="application/json")
             response["Content-Disposition"] = f'attachment; filename="detections-{job.id}.json"'

@@ -1,1 +1,1 @@
-"""Page views: thin; they call the backend's services and selectors and render templates."""
+"""Page views: thin; they call the services and selectors and render templates."""

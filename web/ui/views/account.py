@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from accounts.models import ApiToken
+from accounts.services import api_token_create, api_token_revoke
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -9,7 +11,6 @@ from django.shortcuts import redirect
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from ui import backend
 from ui.pages import render_page
 
 
@@ -17,7 +18,10 @@ def _render(request: HttpRequest, *, secret: str | None = None) -> HttpResponse:
     return render_page(
         request,
         "ui/account.html",
-        {"tokens": backend.api_tokens(user=request.user), "new_secret": secret},
+        {
+            "tokens": ApiToken.objects.filter(user=request.user).order_by("-created_at"),
+            "new_secret": secret,
+        },
         section="account",
     )
 
@@ -33,13 +37,13 @@ def account(request: HttpRequest) -> HttpResponse:
 @never_cache
 def token_create(request: HttpRequest) -> HttpResponse:
     # Rendered, not redirected: the secret exists only in this one response.
-    _, secret = backend.api_token_create(user=request.user, name=request.POST.get("name", ""))
-    return _render(request, secret=secret)
+    issued = api_token_create(user=request.user, name=request.POST.get("name", ""))
+    return _render(request, secret=issued.secret)
 
 
 @login_required
 @require_POST
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
-    token = backend.api_token_revoke(user=request.user, token_id=token_id)
+    token = api_token_revoke(user=request.user, token_id=token_id)
     messages.success(request, f"Revoked token {token.prefix}….")
     return redirect("ui:account")

@@ -9,16 +9,17 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET
+from jobs.selectors import gpus_overview, jobs_visible_to
 
-from ui import backend, presenters
+from ui import presenters
 from ui.pages import render_page
 
 RECENT_JOBS = 10
 
 
 def _context(request: HttpRequest) -> dict[str, Any]:
-    gpus = presenters.gpus_view(overview=backend.gpus_overview(user=request.user))
-    recent = backend.jobs(user=request.user)[:RECENT_JOBS]
+    gpus = presenters.gpus_view(overview=gpus_overview(user=request.user))
+    recent = jobs_visible_to(user=request.user)[:RECENT_JOBS]
     return {
         "gpus": gpus,
         "runtime": gpus["runtime"],

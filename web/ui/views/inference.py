@@ -7,8 +7,12 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
+from jobs.models import JobKind
+from jobs.selectors import jobs_visible_to
+from registry.models import Stage
+from registry.selectors import model_versions_list
 
-from ui import backend, presenters
+from ui import presenters
 from ui.pages import PLACEHOLDER_ID, render_page
 
 RECENT = 8
@@ -17,9 +21,9 @@ RECENT = 8
 @login_required
 @require_GET
 def infer_new(request: HttpRequest) -> HttpResponse:
-    versions = [v for v in backend.model_versions() if v.stage != "retired"]
-    serving = next((v for v in versions if v.stage == "serving"), None)
-    recent = backend.jobs(user=request.user, kind="infer")[:RECENT]
+    versions = [v for v in model_versions_list() if v.stage != Stage.RETIRED]
+    serving = next((v for v in versions if v.stage == Stage.SERVING), None)
+    recent = jobs_visible_to(user=request.user, kind=JobKind.INFER)[:RECENT]
     return render_page(
         request,
         "ui/infer/new.html",

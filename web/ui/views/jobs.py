@@ -4,39 +4,33 @@ from __future__ import annotations
 
 import uuid
 
+from api.documents import job_detections_public
 from api.pagination import NewestFirst
+from carril_web.errors import Conflict
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
+from jobs.models import Job, JobKind, JobState
+from jobs.selectors import job_get, job_input_image, job_input_images, job_log_tail, jobs_visible_to
+from jobs.services import job_cancel as job_cancel_service
+from registry.selectors import model_version_of_job
 from rest_framework.request import Request as ApiRequest
 
-from ui import backend, presenters
+from ui import presenters
 from ui.pages import render_page
-
-STATES = [
-    "submitted",
-    "queued",
-    "running",
-    "cancelling",
-    "succeeded",
-    "failed",
-    "cancelled",
-    "lost",
-]
-KINDS = ["train", "infer"]
 
 
 @login_required
 @require_GET
 def job_list(request: HttpRequest) -> HttpResponse:
-    state = request.GET.get("state") if request.GET.get("state") in STATES else ""
-    kind = request.GET.get("kind") if request.GET.get("kind") in KINDS else ""
+    state = request.GET.get("state") if request.GET.get("state") in JobState.values else ""
+    kind = request.GET.get("kind") if request.GET.get("kind") in JobKind.values else ""
     # Keyset pages, as the API's job list: a deep page costs what the first does.
     pages = NewestFirst()
     page = pages.paginate_queryset(
-        backend.jobs(user=request.user, state=state, kind=kind), ApiRequest(request)
+        jobs_visible_to(user=request.user, state=state, kind=kind), ApiRequest(request)
     )
     return render_page(
         request,
@@ -47,31 +41,39 @@ def job_list(request: HttpRequest) -> HttpResponse:
             "older": pages.get_next_link(),
             "state": state,
             "kind": kind,
-            "states": STATES,
-            "kinds": KINDS,
+            "states": list(JobState.values),
+            "kinds": list(JobKind.values),
         },
         section="jobs",
     )
 
 
+def _has_detections(job: Job) -> bool:
+    return job.kind == JobKind.INFER and job.state == JobState.SUCCEEDED
+
+
 @login_required
 @require_GET
 def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
-    job = backend.job(user=request.user, job_id=job_id)
+    job = job_get(user=request.user, job_id=job_id)
     detections = None
-    if job.kind == "infer" and job.state == "succeeded":
-        detections = presenters.detections_view(job=job, images=backend.job_detections(job=job))
+    if _has_detections(job):
+        detections = presenters.detections_view(
+            job=job,
+            document=job_detections_public(job=job),
+            stored_names=list(job_input_images(job=job)),
+        )
     page = presenters.job_page(
         job=job,
-        log=backend.job_log_tail(job=job),
-        model_version=backend.model_version_of_job(job=job) if job.kind == "train" else None,
+        log=job_log_tail(job=job),
+        model_version=model_version_of_job(job=job) if job.kind == JobKind.TRAIN else None,
         detections=detections,
     )
     return render_page(
         request,
         "ui/jobs/detail.html",
         {"page": page},
-        section="train" if job.kind == "train" else "infer",
+        section="train" if job.kind == JobKind.TRAIN else "infer",
     )
 
 
@@ -80,19 +82,20 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
 def job_status(request: HttpRequest, job_id: uuid.UUID) -> JsonResponse:
     """What the job page polls. Reads the row the reconciler keeps fresh, never the GPU
     service, so a slow or absent GPU service cannot slow the page down."""
-    job = backend.job(user=request.user, job_id=job_id)
-    return JsonResponse(presenters.job_status(job=job, log=backend.job_log_tail(job=job)))
+    job = job_get(user=request.user, job_id=job_id)
+    return JsonResponse(presenters.job_status(job=job, log=job_log_tail(job=job)))
 
 
 @login_required
 @require_POST
 def job_cancel(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
-    job = backend.job(user=request.user, job_id=job_id)
-    outcome = backend.job_cancel(job=job)
-    if outcome is None:
-        messages.info(request, "Cancel requested; the job stops at its next checkpoint.")
+    job = job_get(user=request.user, job_id=job_id)
+    try:
+        job_cancel_service(job=job)
+    except Conflict as exc:
+        messages.error(request, exc.message)
     else:
-        messages.error(request, outcome)
+        messages.info(request, "Cancel requested; the job stops at its next checkpoint.")
     return redirect("ui:job_detail", job_id=job.id)
 
 
@@ -100,18 +103,17 @@ def job_cancel(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
 @require_GET
 def job_image(request: HttpRequest, job_id: uuid.UUID, name: str) -> FileResponse:
     """An input image of an inference job, for the gallery."""
-    job = backend.job(user=request.user, job_id=job_id)
-    path = backend.job_input_image(job=job, name=name)
-    if path is None:
-        raise Http404("No such image in this job.")
-    return FileResponse(path.open("rb"))
+    job = job_get(user=request.user, job_id=job_id)
+    return FileResponse(job_input_image(job=job, name=name).open("rb"))
 
 
 @login_required
 @require_GET
 def job_detections(request: HttpRequest, job_id: uuid.UUID) -> JsonResponse:
-    """The inference job's detections as JSON, offered as a download."""
-    job = backend.job(user=request.user, job_id=job_id)
-    response = JsonResponse({"job": str(job.id), "images": backend.job_detections(job=job)})
+    """The inference job's detections document (the API's), offered as a download."""
+    job = job_get(user=request.user, job_id=job_id)
+    if not _has_detections(job):
+        raise Http404("Only a succeeded inference job has detections.")
+    response = JsonResponse(job_detections_public(job=job))
     response["Content-Disposition"] = f'attachment; filename="detections-{job.id}.json"'
     return response

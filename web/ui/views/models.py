@@ -10,24 +10,27 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
+from registry.models import Stage
+from registry.selectors import model_events_recent, model_version_get, model_versions_list
+from registry.services import model_version_set_stage
 
-from ui import backend, presenters
+from ui import presenters
 from ui.pages import PLACEHOLDER_ID, render_page
 
-STAGES = ["candidate", "serving", "retired"]
+STAGES = list(Stage.values)
 
 
 @login_required
 @require_GET
 def model_list(request: HttpRequest) -> HttpResponse:
-    versions = [presenters.version_row(version=v) for v in backend.model_versions()]
+    versions = [presenters.version_row(version=v) for v in model_versions_list()]
     return render_page(
         request,
         "ui/models/list.html",
         {
             "versions": versions,
             "serving": next((v for v in versions if v["stage"] == "serving"), None),
-            "events": [presenters.event_row(event=e) for e in backend.model_events()],
+            "events": [presenters.event_row(event=e) for e in model_events_recent()],
             "stages": STAGES,
             "placeholder_id": PLACEHOLDER_ID,
         },
@@ -38,9 +41,9 @@ def model_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def model_stage(request: HttpRequest, version_id: uuid.UUID) -> HttpResponse:
-    version = backend.model_version(version_id=version_id)
+    version = model_version_get(version_id=version_id)
     try:
-        backend.model_version_set_stage(
+        model_version_set_stage(
             actor=request.user,
             version=version,
             stage=request.POST.get("stage", ""),

@@ -1,27 +1,31 @@
-"""The new-training form: validated here for shape, created by the backend's service."""
+"""The new-training form: checked with the service's rules, created by the service."""
 
 from __future__ import annotations
 
 from carril_web.errors import ValidationFailed
+from datasets.selectors import datasets_visible_to
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
+from jobs.selectors import gpus_overview
+from jobs.services import ARCHITECTURES, job_create_training
+from registry.models import Stage
+from registry.selectors import model_versions_list
 
-from ui import backend
 from ui.forms import TrainingForm
 from ui.pages import render_page
 
 
 def _form(request: HttpRequest) -> TrainingForm:
-    gpus = backend.gpus_overview(user=request.user).get("gpus") or []
+    gpus = gpus_overview(user=request.user).get("gpus") or []
     kwargs = {
-        "datasets": [(str(d.id), d.name) for d in backend.datasets(user=request.user)],
-        "architectures": list(backend.ARCHITECTURES),
+        "datasets": [(str(d.id), d.name) for d in datasets_visible_to(user=request.user)],
+        "architectures": list(ARCHITECTURES),
         "versions": [
             (str(v.id), f"{v.name} ({v.stage})")
-            for v in backend.model_versions()
-            if v.stage != "retired"
+            for v in model_versions_list()
+            if v.stage != Stage.RETIRED
         ],
         "max_gpus": len(gpus) or None,
     }
@@ -37,13 +41,11 @@ def train_new(request: HttpRequest) -> HttpResponse:
     form = _form(request)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        version_id = form.base_version_id()
         try:
-            job = backend.training_create(
+            job = job_create_training(
                 owner=request.user,
-                dataset=backend.dataset(user=request.user, dataset_id=data["dataset"]),
-                model=data["model"],
-                base_version=backend.model_version(version_id=version_id) if version_id else None,
+                dataset_id=data["dataset"],
+                model=form.model_requested(),
                 epochs=data["epochs"],
                 imgsz=data["imgsz"],
                 batch=data["batch"],

@@ -4,7 +4,15 @@
 (function () {
   "use strict";
 
-  var TERMINAL = ["succeeded", "failed", "cancelled", "lost"];
+  var states = { terminal: [], cancellable: [], failure: [], success: [] };
+
+  function isIn(kind, state) {
+    return (states[kind] || []).indexOf(state) !== -1;
+  }
+
+  function isTerminal(state) {
+    return isIn("terminal", state);
+  }
 
   function $(id) {
     return document.getElementById(id);
@@ -22,16 +30,16 @@
 
   function renderProgress(job) {
     var p = job.progress || {};
+    // The status document says 1 for a succeeded job.
     var fraction = typeof p.fraction === "number" ? p.fraction : 0;
-    if (job.state === "succeeded") fraction = 1;
     var pct = Math.round(fraction * 1000) / 10;
     var fill = document.querySelector("#job-progress > span");
     if (fill) fill.style.width = pct + "%";
     var bar = $("job-progress");
     if (bar) {
       bar.setAttribute("aria-valuenow", String(pct));
-      bar.classList.toggle("ok", job.state === "succeeded");
-      bar.classList.toggle("bad", job.state === "failed" || job.state === "lost");
+      bar.classList.toggle("ok", isIn("success", job.state));
+      bar.classList.toggle("bad", isIn("failure", job.state));
     }
     text("job-percent", pct.toFixed(pct >= 100 ? 0 : 1) + "%");
     text("fig-seed", pair(p.seed, p.seeds));
@@ -47,7 +55,7 @@
     badge.className = "badge badge-" + job.state;
     badge.setAttribute("data-state", job.state);
     var cancel = $("job-cancel");
-    if (cancel && TERMINAL.indexOf(job.state) !== -1) cancel.hidden = true;
+    if (cancel && !isIn("cancellable", job.state)) cancel.hidden = true;
   }
 
   function renderLog(lines) {
@@ -76,12 +84,13 @@
     var configNode = $("job-config");
     if (!configNode) return;
     var config = JSON.parse(configNode.textContent);
+    states = config.states || states;
     var log = $("job-log");
     if (log) log.scrollTop = log.scrollHeight;  // the tail is what matters
     var chartNode = $("job-chart");
     var chart = chartNode && window.carrilEpochChart ? window.carrilEpochChart(chartNode) : null;
     if (chart && config.epochs) chart.update(config.epochs);
-    if (config.terminal) return;
+    if (isTerminal(config.state)) return;
 
     window.carrilPoll({
       url: config.status_url,
@@ -89,6 +98,7 @@
       slowMs: 10000,
       onData: function (data) {
         var job = data.job;
+        states = data.states || states;
         renderState(job);
         renderProgress(job);
         renderError(job);
@@ -100,7 +110,7 @@
         text("poll-note", "Lost contact with the server; retrying…");
       },
       isDone: function (data) {
-        return data.terminal;
+        return isTerminal(data.job.state);
       },
       onDone: function () {
         window.location.reload();
