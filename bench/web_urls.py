@@ -16,7 +16,6 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
-
 _read: dict[str, tuple[int, bytes]] = {}
 
 
