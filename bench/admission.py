@@ -4,8 +4,10 @@ Work has really started when the worker runs the job: its first line in the job'
 (`jobs/<id>/job.log`, "... starting in pid ..."), written before the kind's code runs.
 The figure is that line's time minus the time just before the POST (same machine, same
 clock; the log has millisecond resolution). Each sample is a diagnostic job for a free
-lane; between samples the suite waits `--admission-pause-s` so the replacement spare
-has finished its imports, as it would between jobs that are not back to back.
+lane. Before each warm sample the suite waits until the service has logged that the
+replacement spare is ready (its imports take seconds, longer on a loaded machine), as
+it would be between jobs that are not back to back; the cold side pauses
+`--admission-pause-s` between samples. How long spares took to be ready is reported.
 Baseline: the same on a GPU service started with `CARRIL_WARM_WORKERS=false` (every job
 spawns its worker). Details keep the POST's round trip and the journal's own
 `started_at - submitted_at` (a state change, not work starting).
@@ -37,14 +39,32 @@ def _seconds(value: str) -> float:
     return datetime.fromisoformat(value).timestamp()
 
 
+READY = "spare worker pid "
+
+
+def _spares_ready(service: GpuServiceProcess) -> int:
+    text = service.log_path.read_text(errors="replace")
+    return sum(1 for line in text.splitlines() if READY in line and " ready on GPUs " in line)
+
+
 def _samples(
-    service: GpuServiceProcess, *, storage: Path, samples: int, pause_s: float
+    service: GpuServiceProcess, *, storage: Path, samples: int, pause_s: float, warm: bool
 ) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"start": [], "post": [], "journal": []}
+    out: dict[str, list[float]] = {"start": [], "post": [], "journal": [], "ready": []}
     prepare.lanes_idle(service)
     service.client.get("/healthz")
+    base = _spares_ready(service)
     for index in range(samples + 1):  # the first one warms up (no spare yet): discarded
-        time.sleep(pause_s)
+        if warm and index:
+            waited = time.monotonic()
+            service.wait_until(
+                lambda index=index: _spares_ready(service) >= base + index,
+                timeout_s=300,
+                what="the replacement spare to be ready",
+            )
+            out["ready"].append(time.monotonic() - waited)
+        else:
+            time.sleep(pause_s)
         before, started = time.time(), time.perf_counter()
         response = service.client.post("/v1/jobs", json=BODY)
         post = time.perf_counter() - started
@@ -66,6 +86,7 @@ def run(*, options: Options, platform: Platform) -> dict[str, Any]:
         storage=platform.storage,
         samples=options.admission_samples,
         pause_s=options.admission_pause_s,
+        warm=True,
     )
     cold_service = platform.gpu_service_apart(
         name="admission-cold", gpus="2x24GiB", env={"CARRIL_WARM_WORKERS": "false"}
@@ -75,6 +96,7 @@ def run(*, options: Options, platform: Platform) -> dict[str, Any]:
         storage=platform.root / "admission-cold",
         samples=options.admission_samples,
         pause_s=options.admission_pause_s,
+        warm=False,
     )
     cold_service.stop()
     p50, cold_p50 = median(warm["start"]), median(cold["start"])
@@ -106,6 +128,9 @@ def run(*, options: Options, platform: Platform) -> dict[str, Any]:
                 f"{ms(median(warm['journal']))} / {ms(median(cold['journal']))}"
             ),
             "samples (after one discarded warm-up)": options.admission_samples,
-            "pause between samples s": options.admission_pause_s,
+            "warm: waited for the replacement spare after each job s (median / max)": (
+                f"{median(warm['ready']):.2f} / {max(warm['ready']):.2f}"
+            ),
+            "cold: pause between samples s": options.admission_pause_s,
         },
     )

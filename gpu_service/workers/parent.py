@@ -272,6 +272,7 @@ class WorkerPool:
                 break
             if message["t"] == "ready":
                 worker.ready = True
+                log.info("spare worker pid %s ready on GPUs %s", worker.pid, worker.gpu_ids)
             elif message["t"] in ("done", "error"):
                 if worker.style == "resident":
                     self._post(self._resident_job_ended, worker, message)
