@@ -5,10 +5,10 @@ with the same arguments (data, epochs, seed, image size, batch, optimizer, patie
 no dataloader workers, CPU) and build the model once from its yaml. Both are timed
 from the trainer's construction to its weights on disk (the mtime of `best.pt`, which
 the trainer's final step rewrites): Carril's start is the worker's log line written just
-before it builds the trainer, the raw start is printed by `bench.raw_train` (after its imports, which a warm Carril
-worker has also done before its line). So the
-figure is what Carril adds to training itself (its callbacks, progress and metrics
-reports, the journal), not process start-up. End-to-end times (Carril: submit to the
+before it builds the trainer; the raw start is printed by `bench.raw_train` after its
+imports (a warm Carril worker has done them before its line too). So the figure is
+what Carril adds to training itself (its callbacks, progress and metrics reports, the
+journal), not process start-up. End-to-end times (Carril: submit to the
 journal's `finished_at`; raw: process start to exit) are in the details.
 
 One warm-up pair is run first and discarded (label caches, cold page cache); then the
