@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -25,7 +26,10 @@ def main() -> None:
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--project", required=True)
     p.add_argument("--storage", required=True)
+    p.add_argument("--nice", type=int, default=0, help="niceness to add (as Carril's workers)")
     args = p.parse_args()
+    if args.nice:
+        os.nice(args.nice)
 
     from gpu_service.workloads.offline import make_ultralytics_silent
 

@@ -6,7 +6,9 @@ no dataloader workers, CPU) and build the model once from its yaml. Both are tim
 from the trainer's construction to its weights on disk (the mtime of `best.pt`, which
 the trainer's final step rewrites): Carril's start is the worker's log line written just
 before it builds the trainer; the raw start is printed by `bench.raw_train` after its
-imports (a warm Carril worker has done them before its line too). So the figure is
+imports (a warm Carril worker has done them before its line too), at the niceness of
+Carril's workers (`CARRIL_WORKER_NICE`, 10), so both get the same share of a busy CPU.
+So the figure is
 what Carril adds to training itself (its callbacks, progress and metrics reports, the
 journal), not process start-up. End-to-end times (Carril: submit to the
 journal's `finished_at`; raw: process start to exit) are in the details.
@@ -47,6 +49,8 @@ def _raw(*, platform: Platform, options: Options, data_yaml: str, attempt: int) 
         "--batch", str(options.train_batch), "--seed", str(options.seed),
         "--project", str(platform.folder(f"raw-train-{attempt}")),
         "--storage", str(platform.storage),
+        # Carril's workers lower their priority (CARRIL_WORKER_NICE); so does the baseline.
+        "--nice", os.environ.get("CARRIL_WORKER_NICE", "10"),
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
     started = time.time()
