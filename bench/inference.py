@@ -98,7 +98,7 @@ def run(*, options: Options, platform: Platform) -> list[dict[str, Any]]:
         worker_ips.append(job["result"]["images_per_second"])
         if options.batch != WEB_BATCH:
             raw_web_batch.append(raw.seconds(images=images, batch=WEB_BATCH))
-        web_job, web_wall = prepare.web_infer(
+        _, web_wall = prepare.web_infer(
             platform, images=images, imgsz=options.imgsz, conf=options.infer_conf
         )
         web_walls.append(web_wall)
@@ -125,9 +125,6 @@ def run(*, options: Options, platform: Platform) -> list[dict[str, Any]]:
         "conf": options.infer_conf,
         "boxes per image (raw predict)": round(sum(raw.boxes) / max(1, len(raw.boxes)), 1),
         "boxes per image (service job)": round(sum(service_boxes) / max(1, n), 1),
-        "web job detections (its summary)": web_job.get("result", {}).get("detections")
-        if isinstance(web_job.get("result"), dict)
-        else None,
         "reconciler interval s": options.reconcile_interval_s,
     }
     return [

@@ -42,7 +42,7 @@ class Options:
     infer_conf: float = 1e-4  # low enough that the untrained model gives ~20 boxes/image
     # 3. admission overhead
     admission_samples: int = 20
-    admission_pause_s: float = 5.0  # lets the replacement spare finish its imports
+    admission_pause_s: float = 5.0  # between samples without spares (the cold baseline)
     # 4. scheduling
     trace_jobs: int = 14
     trace_seed: int = 7
