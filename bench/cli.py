@@ -10,7 +10,7 @@ import time
 import traceback
 from typing import Any
 
-from bench.machine import machine_describe
+from bench.machine import load_average, machine_describe
 from bench.options import Options, options_parse
 from bench.results import docs_update, failed, results_write
 from bench.stack import Platform
@@ -28,6 +28,7 @@ TITLES = {
     "dataparallel": "DataParallel",
     "ray_cluster": "Ray executor",
     "exports": "Exported models and sliced inference",
+    "scaling": "Scaling",
 }
 
 
@@ -36,6 +37,7 @@ def benchmarks_run(*, options: Options) -> tuple[list[dict[str, Any]], dict[str,
     from gpu_service.workloads.offline import make_ultralytics_silent
 
     results: list[dict[str, Any]] = []
+    load_at_start = load_average()
     with Platform(options=options) as platform:
         # This process runs the raw-ultralytics baselines: offline, like the workers.
         make_ultralytics_silent(storage=platform.storage)
@@ -64,7 +66,7 @@ def benchmarks_run(*, options: Options) -> tuple[list[dict[str, Any]], dict[str,
                     result["met"] if not result["skipped"] else f"skipped: {result['skipped']}",
                 )
             results.extend(batch)
-        machine = machine_describe(runtime=platform.runtime)
+        machine = machine_describe(runtime=platform.runtime, load_at_start=load_at_start)
     return results, machine
 
 

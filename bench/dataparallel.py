@@ -1,6 +1,8 @@
 """8. DataParallel: time of one training step (forward, loss, backward) of yolov8n with
 Carril's DataParallel (gpu_service.workloads.train.dataparallel: the batch split by image
-over the GPUs) against the same step on one GPU. Skipped without two CUDA devices.
+over the GPUs) against the same step on one GPU. With one CUDA device, the GPU is named
+twice with the replicate/parallel_apply branch forced (the wrapper's CUDA code runs; no
+speed-up is possible). Skipped without a CUDA device.
 
 No target in the issue: the figure is reported.
 """
@@ -31,7 +33,9 @@ def _batch(*, size: int, imgsz: int, device: Any) -> dict[str, Any]:
     }
 
 
-def _step_times(*, devices: list[str], options: Options) -> list[float]:
+def _step_times(
+    *, devices: list[str], options: Options, force_parallel: bool = False
+) -> list[float]:
     import torch
     from ultralytics.cfg import get_cfg
     from ultralytics.nn.tasks import DetectionModel
@@ -46,7 +50,7 @@ def _step_times(*, devices: list[str], options: Options) -> list[float]:
     for step in range(options.dp_steps + 2):  # two warm-up steps
         torch.cuda.synchronize()
         started = time.perf_counter()
-        loss, _ = parallel_loss(model, batch, devices=devices)
+        loss, _ = parallel_loss(model, batch, devices=devices, force_parallel=force_parallel)
         loss.sum().backward()
         model.zero_grad(set_to_none=True)
         torch.cuda.synchronize()
@@ -59,22 +63,22 @@ def run(*, options: Options, platform: Platform) -> dict[str, Any]:
     import torch
 
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if count < 2:
+    if count < 1:
         return skipped(
             name=NAME,
             title=TITLE,
             runtime=platform.runtime,
-            reason=f"needs 2 CUDA GPUs; this machine has {count}",
+            reason=f"needs a CUDA GPU; this machine has {count}",
             target="reported",
         )
-    devices = [f"cuda:{i}" for i in range(count)]
+    devices = [f"cuda:{i}" for i in range(count)] if count > 1 else ["cuda:0", "cuda:0"]
     one = median(_step_times(devices=devices[:1], options=options))
-    many = median(_step_times(devices=devices, options=options))
+    many = median(_step_times(devices=devices, options=options, force_parallel=count == 1))
     return outcome(
         name=NAME,
         title=TITLE,
         runtime="real",
-        figure=f"step time on {count} GPUs",
+        figure=f"step time on {count} GPUs" if count > 1 else "step time, one GPU named twice",
         value=ms(many),
         unit="ms",
         baseline_figure="one GPU",

@@ -36,7 +36,13 @@ def _cuda() -> str:
     return f"{len(names)}: {', '.join(names)}"
 
 
-def machine_describe(*, runtime: str) -> dict[str, Any]:
+def load_average() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def machine_describe(*, runtime: str, load_at_start: str | None = None) -> dict[str, Any]:
+    """`load_at_start` is read before the first benchmark; the other load at the end.
+    A shared machine's other work shows there (the suite's own load is in both)."""
     import psutil
 
     return {
@@ -44,7 +50,8 @@ def machine_describe(*, runtime: str) -> dict[str, Any]:
         "cpu": _cpu_model(),
         "cores": os.cpu_count(),
         "memory_gib": round(psutil.virtual_memory().total / 1024**3, 1),
-        "load_average_at_start": ", ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "load_average_at_start": load_at_start or load_average(),
+        "load_average_at_end": load_average(),
         "os": platform.platform(),
         "python": platform.python_version(),
         "torch": _version("torch"),

@@ -22,6 +22,7 @@ BENCHMARKS = (
     "dataparallel",
     "ray_cluster",
     "exports",
+    "scaling",
 )
 
 
@@ -40,8 +41,10 @@ class Options:
     batch: int = 16
     repeats: int = 5
     single_repeats: int = 10
+    infer_conf: float = 1e-4  # low enough that the untrained model gives ~20 boxes/image
     # 3. admission overhead
-    admission_samples: int = 30
+    admission_samples: int = 20
+    admission_pause_s: float = 5.0  # between samples without spares (the cold baseline)
     # 4. scheduling
     trace_jobs: int = 14
     trace_seed: int = 7
@@ -50,6 +53,8 @@ class Options:
     # 5. polling
     poll_seconds: float = 8.0
     poll_concurrency: int = 8
+    # the web path again on PostgreSQL (a database of its own); "" skips it
+    postgres_url: str = "postgresql://postgres@127.0.0.1:5432/postgres"
     # 6. upload
     upload_mib: int = 1024
     # 7. training overhead
@@ -58,11 +63,16 @@ class Options:
     train_imgsz: int = 64
     train_batch: int = 8
     seed: int = 42
-    train_repeats: int = 2
+    train_repeats: int = 5
     # 8. DataParallel
     dp_steps: int = 20
     dp_batch: int = 32
     dp_imgsz: int = 320
+    # 9. scaling: queue lengths and web job rows, comma-separated, growing
+    scaling_queued: str = "100,1000,10000"
+    scaling_samples: int = 30
+    scaling_tiny_jobs: int = 100
+    scaling_web_rows: str = "1000,10000,100000"
     # the web app's reconciler pass interval during the full-path benchmarks
     reconcile_interval_s: float = 0.5
     extra: dict[str, str] = field(default_factory=dict)
@@ -78,6 +88,7 @@ class Options:
             repeats=1,
             single_repeats=2,
             admission_samples=3,
+            admission_pause_s=2.0,
             trace_jobs=4,
             time_unit_s=0.3,
             fifo_real=False,
@@ -92,7 +103,17 @@ class Options:
             dp_steps=2,
             dp_batch=4,
             dp_imgsz=64,
+            scaling_queued="10,40",
+            scaling_samples=3,
+            scaling_tiny_jobs=4,
+            scaling_web_rows="50,200",
         )
+
+    def queue_sizes(self) -> list[int]:
+        return [int(x) for x in self.scaling_queued.split(",") if x.strip()]
+
+    def web_row_sizes(self) -> list[int]:
+        return [int(x) for x in self.scaling_web_rows.split(",") if x.strip()]
 
 
 def parser() -> argparse.ArgumentParser:

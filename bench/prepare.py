@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import data
-from bench.stack import Platform
+from bench.stack import Platform, WebApp
 from tests.support.gpu_service import GpuServiceProcess
 
 _cache: dict[tuple[int, str], Any] = {}
@@ -72,6 +72,21 @@ def job_run(
         time.sleep(poll_s)
 
 
+def log_line_time(log: Path, marker: str, *, timeout_s: float = 120) -> float:
+    """When a job's worker wrote the first line containing `marker` to its log
+    (`jobs/<id>/job.log`; epoch seconds, millisecond resolution)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if log.is_file():
+            for line in log.read_text(errors="replace").splitlines():
+                if marker in line:
+                    stamp, _, millis = line[:23].partition(",")
+                    parsed = time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M:%S"))
+                    return parsed + int(millis) / 1000
+        time.sleep(0.01)
+    raise RuntimeError(f"no line with {marker!r} in {log}")
+
+
 def lanes_idle(service: GpuServiceProcess, *, timeout_s: float = 300) -> None:
     """Wait until no job is queued or running, so the next measurement starts clean."""
     service.wait_until(
@@ -86,11 +101,12 @@ def lanes_idle(service: GpuServiceProcess, *, timeout_s: float = 300) -> None:
     )
 
 
-def web_serving_model(platform: Platform) -> str:
-    """The registered checkpoint imported through the web API and promoted to serving."""
-    key = (id(platform), "web-model")
+def web_serving_model(platform: Platform, *, web: WebApp | None = None) -> str:
+    """The registered checkpoint imported through the web API and promoted to serving
+    (on the platform's SQLite web app unless another is given)."""
+    web = web or platform.web()
+    key = (id(web), "web-model")
     if key not in _cache:
-        web = platform.web()
         assert web.client is not None
         _, path = registered_model(platform)
         with path.open("rb") as fh:
@@ -110,16 +126,23 @@ def web_serving_model(platform: Platform) -> str:
     return _cache[key]
 
 
-def web_infer(platform: Platform, *, images: list[Path], imgsz: int) -> tuple[dict, float]:
+def web_infer(
+    platform: Platform,
+    *,
+    images: list[Path],
+    imgsz: int,
+    web: WebApp | None = None,
+    conf: float = 0.25,
+) -> tuple[dict, float]:
     """One inference through the web API: upload, then poll until it ends."""
-    web = platform.web()
+    web = web or platform.web()
     assert web.client is not None
     started = time.perf_counter()
     handles = [p.open("rb") for p in images]
     try:
         response = web.client.post(
             "/api/v1/jobs/infer/",
-            data={"imgsz": str(imgsz)},
+            data={"imgsz": str(imgsz), "conf": str(conf)},
             files=[
                 ("images", (p.name, fh, "image/jpeg"))
                 for p, fh in zip(images, handles, strict=True)

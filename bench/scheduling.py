@@ -9,7 +9,8 @@ nothing overtakes it: FIFO), and (b) simulated with the admission module in a
 discrete-event simulation, as is Carril's own policy, with the per-job overhead the
 real run measured.
 
-Target: at most 1.10x the lower bound, and a shorter makespan than FIFO.
+Target: at most 1.05x the lower bound (issue 18, with warm spares), and a shorter makespan
+than FIFO.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from tests.support.gpu_service import GpuServiceProcess
 
 NAME = "scheduling"
 TITLE = "Scheduling (2 GPUs, mixed trace)"
-TARGET = "<= 1.10x lower bound and < FIFO"
+TARGET = "<= 1.05x lower bound and < FIFO"
 GPUS = 2
 
 
@@ -85,7 +86,7 @@ def run(*, options: Options, platform: Platform) -> dict[str, Any]:
     sim_carril = simulate(trace=trace, policy="carril", overhead_s=overhead)
     sim_fifo = simulate(trace=trace, policy="fifo", overhead_s=overhead)
     fifo_makespan = fifo["makespan_s"] if fifo else sim_fifo["makespan_s"]
-    met = carril["ratio"] <= 1.10 and carril["makespan_s"] < fifo_makespan
+    met = carril["ratio"] <= 1.05 and carril["makespan_s"] < fifo_makespan
 
     def r(x: float) -> float:
         return round(x, 3)

@@ -10,6 +10,7 @@ stopped when the suite ends.
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import tempfile
@@ -22,6 +23,9 @@ from tests.support.gpu_service import GpuServiceProcess
 from tests.support.stack import TERMINAL_WEB, Stack
 
 BENCH_USER = "bench"
+# The GPU service logs as production does by default: the benchmarks read the start of
+# a job's work from the worker's INFO lines in its job log.
+LOG_LEVEL = "INFO"
 
 
 class WebApp:
@@ -83,13 +87,14 @@ class Platform:
         self.storage = self.root / "storage"
         self._gpu: GpuServiceProcess | None = None
         self._web: WebApp | None = None
+        self._web_pg: WebApp | None = None
         self._extra: list[GpuServiceProcess] = []
         self.runtime = "simulated"
 
     def gpu(self) -> GpuServiceProcess:
         if self._gpu is None:
             self._gpu = GpuServiceProcess(
-                storage=self.storage, gpus="2x24GiB", env={"CARRIL_LOG_LEVEL": "WARNING"}
+                storage=self.storage, gpus="2x24GiB", env={"CARRIL_LOG_LEVEL": LOG_LEVEL}
             ).start()
             self.runtime = self._gpu.client.get("/healthz").json()["runtime"]
         return self._gpu
@@ -103,10 +108,32 @@ class Platform:
             )
         return self._web
 
+    def web_postgres(self) -> WebApp | None:
+        """A second web app on a PostgreSQL database of its own (--postgres-url), beside
+        the SQLite one, on the same GPU service and storage; None without a server."""
+        url = self.options.postgres_url
+        if not url:
+            return None
+        if self._web_pg is None:
+            saved = os.environ.get("DATABASE_URL")
+            os.environ["DATABASE_URL"] = url  # the harness picks the database from it
+            try:
+                self._web_pg = WebApp(
+                    storage=self.storage,
+                    gpu=self.gpu(),
+                    reconcile_interval_s=self.options.reconcile_interval_s,
+                )
+            finally:
+                if saved is None:
+                    os.environ.pop("DATABASE_URL", None)
+                else:
+                    os.environ["DATABASE_URL"] = saved
+        return self._web_pg
+
     def gpu_service_apart(self, *, name: str, gpus: str, env: dict[str, str]) -> GpuServiceProcess:
         """A GPU service of its own (own storage and settings); stopped with the platform."""
         service = GpuServiceProcess(
-            storage=self.root / name, gpus=gpus, env={"CARRIL_LOG_LEVEL": "WARNING", **env}
+            storage=self.root / name, gpus=gpus, env={"CARRIL_LOG_LEVEL": LOG_LEVEL, **env}
         ).start()
         self._extra.append(service)
         return service
@@ -117,8 +144,9 @@ class Platform:
         return path
 
     def close(self) -> None:
-        if self._web is not None:
-            self._web.stop()
+        for web in (self._web, self._web_pg):
+            if web is not None:
+                web.stop()
         for service in [*self._extra, *([self._gpu] if self._gpu else [])]:
             service.stop()
         if self._own_workdir:

@@ -159,13 +159,17 @@ class Admission:
     def plan(
         self,
         *,
-        queue: list[Request],
+        queue: Iterable[Request],
         now: float,
         free_memory_mib: dict[int, int] | None = None,
+        ordered: bool = False,
     ) -> list[tuple[Request, tuple[int, ...]]]:
         """Which queued requests to start now, and on which GPUs. Holds nothing.
 
-        `queue` is put in admission order here (`admission_order`). `free_memory_mib` is what the
+        `queue` is put in admission order here (`admission_order`), unless `ordered` says
+        it already is (the service's waitlist keeps it so); it is read only as far as
+        needed: once no lane has a free slot nothing behind can start, so a full service
+        plans in constant time whatever the queue's length. `free_memory_mib` is what the
         runtime reports; lanes also subtract what their holders reserved, because a job
         that just started may not have allocated its memory yet.
         """
@@ -176,8 +180,11 @@ class Admission:
         }
         blocked: set[int] = set()
         admitted: list[tuple[Request, tuple[int, ...]]] = []
-        queue = admission_order(queue, now=now, starvation_bound_s=self.starvation_bound_s)
+        if not ordered:
+            queue = admission_order(queue, now=now, starvation_bound_s=self.starvation_bound_s)
         for request in queue:
+            if not any(free > 0 and gpu not in blocked for gpu, free in slots.items()):
+                break
             chosen = self._choose(request, slots=slots, memory=memory, blocked=blocked)
             if chosen is not None:
                 for gpu in chosen:

@@ -70,7 +70,9 @@ class CheckContext:
         pass
 
 
-def check_dataparallel(*, storage: Path, devices: list[str]) -> dict[str, Any]:
+def check_dataparallel(
+    *, storage: Path, devices: list[str], force_parallel: bool = False
+) -> dict[str, Any]:
     from ultralytics.cfg import get_cfg
     from ultralytics.data import build_dataloader, build_yolo_dataset
     from ultralytics.data.utils import check_det_dataset
@@ -88,7 +90,9 @@ def check_dataparallel(*, storage: Path, devices: list[str]) -> dict[str, Any]:
     model = DetectionModel("yolov8n.yaml", nc=2, verbose=False).to(devices[0])
     model.args = cfg
     model.train()
-    loss, _ = dataparallel.parallel_loss(model, batch, devices=devices)
+    loss, _ = dataparallel.parallel_loss(
+        model, batch, devices=devices, force_parallel=force_parallel
+    )
     loss.sum().backward()
     grads = sum(1 for p in model.parameters() if p.grad is not None)
     model.zero_grad()
@@ -103,6 +107,9 @@ def check_dataparallel(*, storage: Path, devices: list[str]) -> dict[str, Any]:
         raise AssertionError(f"parts {expected:.6f} vs parallel {got:.6f} (rel {relative:.2e})")
     return {
         "devices": ", ".join(devices),
+        "branch": "replicate/parallel_apply"
+        if force_parallel or len(set(devices)) > 1
+        else "sequential parts",
         "parallel loss": round(got, 5),
         "sum of parts": round(expected, 5),
         "relative difference": f"{relative:.2e}",
@@ -260,6 +267,17 @@ def main(argv: list[str] | None = None) -> int:
             lambda: check_dataparallel(storage=storage, devices=dp_devices),
         )
     ]
+    if len(gpus) == 1:
+        # The branch above ran the parts one after another; force replicate and
+        # parallel_apply onto the one GPU named twice, so the wrapper's CUDA code runs.
+        results.append(
+            _run(
+                "DataParallel replicate/parallel_apply (one GPU named twice)",
+                lambda: check_dataparallel(
+                    storage=storage, devices=dp_devices, force_parallel=True
+                ),
+            )
+        )
     training = _run("1-epoch training", lambda: check_training(storage=storage, gpus=gpus))
     results.append(training)
     if training.ok:

@@ -51,10 +51,12 @@ from gpu_service.logging import job_logged
 from gpu_service.metrics import ServiceMetrics
 from gpu_service.runtime.base import LaneLoad
 from gpu_service.settings import Settings
+from gpu_service.waitlist import Waitlist
 from gpu_service.workloads.base import Kind
 
 log = logging.getLogger(__name__)
 
+QUEUE_VIEW_LIMIT = 100  # queued jobs listed by the GPU view (it also gives the count)
 PROGRESS_INTERVAL_S = 0.25  # at most ~4 progress writes per second per job
 HEARTBEAT_INTERVAL_S = 5.0
 
@@ -160,11 +162,14 @@ class JobManager:
         self._reports: dict[str, AttemptReport] = {}  # job id -> its live attempt
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
+        # The queue in admission order, in memory; kept in step with every write below.
+        self.waitlist = Waitlist()
+        self.waitlist.extend((request_of(job), job.kind) for job in journal.jobs_queued())
         metrics.watch(
             inventory=executor.inventory,
             runtime=executor.runtime,
             admission=self.admission,
-            queued_kinds=lambda: [job.kind for job in journal.jobs_queued()],
+            queued_kinds=lambda: list(self.waitlist.kinds().elements()),
             kinds=sorted(kinds),
         )
         # Zero-valued series from the start, so rate() and alerts see them before any event.
@@ -270,6 +275,7 @@ class JobManager:
             fair_share_rank=submission.fair_share_rank,
         )
         if created:
+            self.waitlist.add(request_of(job), kind=job.kind)
             with job_logged(job.id):
                 log.info("job %s (%s) queued, %s GPU(s)", job.id, job.kind, gpus)
             self.wake()
@@ -280,6 +286,7 @@ class JobManager:
         job = self.journal.job_get(job_id=job_id)
         with job_logged(job_id):
             if job.state is JobState.QUEUED and self.journal.job_cancel_queued(job_id=job_id):
+                self.waitlist.discard(job_id)
                 self.metrics.job_ended(kind=job.kind, outcome="cancelled", run_seconds=None)
                 log.info("job %s cancelled while queued", job_id)
             elif job.state is JobState.RUNNING and self.journal.job_request_cancel(job_id=job_id):
@@ -296,6 +303,7 @@ class JobManager:
             self._admit(job, gpu_ids)
 
     def _admit(self, job: Job, gpu_ids: list[int]) -> None:
+        self.waitlist.discard(job.id)
         self.journal.job_start(job_id=job.id, gpu_ids=gpu_ids)
         kind = self.kinds.get(job.kind)
         if kind is None:  # queued before a restart, and this service no longer has it
@@ -423,7 +431,7 @@ class JobManager:
         # had no part in it: a kind that cannot resume (inference) runs again from the start.
         node_lost = bool(ended.error.details.get("node_lost"))
         again = self.resumable(job) or (node_lost and job.attempt < self.settings.max_attempts)
-        if not again or not self.journal.job_requeue(job_id=job.id):
+        if not again or not self._requeue(job):
             return False
         log.warning(
             "job %s: worker crashed (%s); resuming as attempt %s of %s",
@@ -443,7 +451,13 @@ class JobManager:
     def resume_after_restart(self, job: Job) -> bool:
         """running -> queued with attempt + 1; it continues from its job dir."""
         self._account(job, until=job.heartbeat_at)
-        return self.journal.job_requeue(job_id=job.id)
+        return self._requeue(job)
+
+    def _requeue(self, job: Job) -> bool:
+        if not self.journal.job_requeue(job_id=job.id):
+            return False
+        self.waitlist.add(request_of(job), kind=job.kind)  # its place: priority, submit time
+        return True
 
     def cancelled_by_restart(self, job: Job) -> bool:
         """It was being stopped on request; the stop is now complete."""
@@ -518,18 +532,21 @@ class JobManager:
 
     # ---- reads for the API ----------------------------------------------------------
 
-    def queue_view(self) -> list[dict[str, Any]]:
+    def queue_view(self, *, limit: int = QUEUE_VIEW_LIMIT) -> list[dict[str, Any]]:
+        """The head of the queue, in admission order (`len(self.waitlist)` is its length)."""
         now = time.time()
         return [
             {
-                "id": job.id,
-                "kind": job.kind,
-                "gpus": job.gpus_requested,
-                "gpu_ids": job.gpu_ids_requested,
-                "priority": job.priority,
-                "waited_s": max(0.0, now - job.submitted_at),
+                "id": request.job_id,
+                "kind": kind,
+                "gpus": request.gpus,
+                "gpu_ids": list(request.gpu_ids) if request.gpu_ids is not None else None,
+                "priority": request.priority,
+                "waited_s": max(0.0, now - request.submitted_at),
             }
-            for job in self.journal.jobs_queued()
+            for request, kind in self.waitlist.head(
+                limit, now=now, starvation_bound_s=self.admission.starvation_bound_s
+            )
         ]
 
 

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import time
 
-from gpu_service.manager import JobManager, request_of
+from gpu_service.manager import JobManager
 from gpu_service.recovery import journal_recover
 
 log = logging.getLogger(__name__)
@@ -62,15 +62,19 @@ class Scheduler:
     def pump(self) -> None:
         """Start every queued job admission allows now."""
         manager = self.manager
-        queued = manager.journal.jobs_queued()
-        if queued:
+        if manager.waitlist:
             free = None
             if manager.executor.runtime == "real":
                 free = {gpu.index: gpu.memory_free_mib for gpu in manager.executor.inventory()}
-            by_id = {job.id: job for job in queued}
+            now = time.time()
             plan = manager.admission.plan(
-                queue=[request_of(job) for job in queued], now=time.time(), free_memory_mib=free
+                queue=manager.waitlist.requests(
+                    now=now, starvation_bound_s=manager.admission.starvation_bound_s
+                ),
+                now=now,
+                free_memory_mib=free,
+                ordered=True,
             )
             for request, gpu_ids in plan:
-                manager.admit(by_id[request.job_id], list(gpu_ids))
+                manager.admit(manager.journal.job_get(job_id=request.job_id), list(gpu_ids))
         manager.observe_lanes()

@@ -54,6 +54,13 @@ class Settings(BaseSettings):
     # (actors on the Ray cluster at ray_address, host:port of its head). ADR 0017.
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
+    # CPU scheduling policy of workers (and the data loaders they start): Linux's
+    # SCHED_OTHER (with the niceness above), SCHED_BATCH or SCHED_IDLE.
+    worker_sched: Literal["other", "batch", "idle"] = "other"
+    # I/O class of workers (checkpoint writes): "idle" only uses the disk when nothing else does.
+    worker_ioprio: Literal["best-effort", "idle"] = "best-effort"
+    # Keep a spare worker per GPU set, imports done, for the next fresh job (issue 18).
+    warm_workers: bool = True
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = "text"
 

@@ -91,4 +91,5 @@ def gpus_public(manager: JobManager) -> GpusPublic:
         runtime=manager.executor.runtime,
         gpus=gpus,
         queue=manager.queue_view(),  # type: ignore[arg-type]
+        queued=len(manager.waitlist),
     )

@@ -167,7 +167,10 @@ class QueuedJob(BaseModel):
 class GpusPublic(BaseModel):
     runtime: Literal["real", "simulated"]
     gpus: list[GpuPublic]
-    queue: list[QueuedJob]
+    queue: list[QueuedJob] = Field(
+        description="the head of the queue in admission order: its first 100 jobs"
+    )
+    queued: int = Field(0, description="how many jobs are queued in all")
 
 
 class Health(BaseModel):

@@ -44,6 +44,8 @@ class WorkerBoot:
     log_level: str = "INFO"
     nice: int = 0  # added to the inherited niceness at start
     threads: int = 0  # torch intra-op threads; 0 leaves torch's default
+    sched: str = "other"  # CPU policy: other, batch or idle (inherited by its children)
+    ioprio: str = "best-effort"  # I/O class: best-effort or idle
 
 
 @dataclass
@@ -252,7 +254,13 @@ def worker_entry(boot: WorkerBoot, conn: Connection, stop_raw: Any, first: JobOr
     _yield_cpu(boot=boot)
     stop = StopFlag(stop_raw)
     if boot.style == "fresh":
-        assert first is not None
+        if first is None:  # a spare: pay the imports now, then wait for its one job
+            _import_ahead()
+            try:
+                conn.send({"t": "ready"})  # only a ready spare is handed a job
+                first = conn.recv()
+            except (EOFError, OSError):
+                _exit(conn, code=0)
         run_order(order=first, boot=boot, conn=conn, stop=stop)
         _exit(conn, code=0)
     while True:  # resident: serve jobs until the parent closes the pipe
@@ -263,12 +271,29 @@ def worker_entry(boot: WorkerBoot, conn: Connection, stop_raw: Any, first: JobOr
         run_order(order=order, boot=boot, conn=conn, stop=stop)
 
 
+def _import_ahead() -> None:
+    """What every job imports first (most of a worker's start-up), done while the spare
+    waits. After the GPU environment is set, so a spare is pinned like any worker."""
+    with contextlib.suppress(ImportError):
+        import torch  # noqa: F401
+        import ultralytics  # noqa: F401
+
+
 def _yield_cpu(*, boot: WorkerBoot) -> None:
     """Let the API process come first: a busy worker (on the CPU under the simulated
     runtime, or feeding a GPU) must not make /healthz and submits wait for a core."""
     if boot.nice:
         with contextlib.suppress(OSError):
             os.nice(boot.nice)
+    policy = {"batch": "SCHED_BATCH", "idle": "SCHED_IDLE"}.get(boot.sched)
+    if policy and hasattr(os, policy):
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, getattr(os, policy), os.sched_param(0))
+    if boot.ioprio == "idle":
+        with contextlib.suppress(OSError, AttributeError):
+            import psutil
+
+            psutil.Process().ionice(psutil.IOPRIO_CLASS_IDLE)
     if boot.threads:
         # Read by torch when it is first imported; set_num_threads for when it already is.
         os.environ["OMP_NUM_THREADS"] = str(boot.threads)

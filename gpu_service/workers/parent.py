@@ -7,7 +7,9 @@ metrics, heartbeats while it is quiet) and posts the attempt's end back to the l
 attempt ends when its final message has arrived *and* (for fresh workers) its process
 has exited, so a lane is never released while a process could still be using the GPU.
 
-- fresh workers: one process per job (training), exits after it.
+- fresh workers: one process per job (training), exits after it. With `warm` on, a
+  spare per GPU set is started ahead, imports done, and takes the next job on those
+  GPUs; a new spare replaces it at once. A job still never shares its process.
 - resident workers: one long-lived process per GPU (inference), keeps models loaded
   between jobs; restarted when it dies.
 """
@@ -68,6 +70,9 @@ class PoolConfig:
     nice: int
     threads: int
     cancel_grace_s: float
+    warm: bool = False  # keep a spare fresh worker per GPU set
+    sched: str = "other"
+    ioprio: str = "best-effort"
 
 
 @dataclass(eq=False)
@@ -81,6 +86,7 @@ class Worker:
     attempt: int = 0
     cancel_requested: bool = False
     final: dict[str, Any] | None = None
+    ready: bool = False  # a spare whose imports are done
 
     @property
     def pid(self) -> int:
@@ -106,6 +112,8 @@ class WorkerPool:
         self._workers: dict[int, Worker] = {}  # pid -> worker
         self._by_job: dict[str, Worker] = {}
         self._resident: dict[int, Worker] = {}  # gpu -> its resident worker
+        self._spares: dict[tuple[int, ...], Worker] = {}  # GPU set -> its waiting spare
+        self.spares_limit = 4  # GPU sets with a spare at once; the least recent goes
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
 
@@ -141,9 +149,55 @@ class WorkerPool:
                 job_id=attempt.job_id,
             )
             return
-        worker = self._spawn(gpu_ids=gpu_ids, style="fresh", first=order)
-        worker.job_id, worker.attempt = attempt.job_id, attempt.attempt
+        worker = self._spare_take(gpu_ids, attempt=attempt, order=order)
+        if worker is None:
+            worker = self._spawn(gpu_ids=gpu_ids, style="fresh", first=order)
+            worker.job_id, worker.attempt = attempt.job_id, attempt.attempt
         self._by_job[attempt.job_id] = worker
+        if self._config.warm and self._loop is not None:
+            # On a later turn of the loop: this one is the job's start.
+            self._loop.call_soon(self._spare_ensure, tuple(gpu_ids))
+
+    # ---- spares (warm fresh workers) --------------------------------------------------
+
+    def _spare_take(
+        self, gpu_ids: list[int], *, attempt: Attempt, order: JobOrder
+    ) -> Worker | None:
+        """Hand the order to the GPU set's spare if it is ready; None when there is no
+        ready one. One still importing is kept for a later job: waiting for its imports
+        could take longer than starting a worker without them."""
+        key = tuple(gpu_ids)
+        spare = self._spares.get(key)
+        if spare is None or not spare.ready or not spare.process.is_alive():
+            return None
+        del self._spares[key]
+        spare.job_id, spare.attempt = attempt.job_id, attempt.attempt
+        try:
+            spare.conn.send(order)
+        except OSError:  # it died just now: the job gets a process of its own
+            spare.job_id, spare.attempt = None, 0
+            return None
+        self._records.worker_record(
+            pid=spare.pid,
+            create_time=_create_time(spare.pid),
+            gpu_ids=gpu_ids,
+            job_id=attempt.job_id,
+        )
+        return spare
+
+    def _spare_ensure(self, key: tuple[int, ...]) -> None:
+        if self._closing or key in self._spares:
+            return
+        while len(self._spares) >= self.spares_limit:
+            oldest = next(iter(self._spares))
+            self._spare_drop(oldest)
+        self._spares[key] = self._spawn(gpu_ids=list(key), style="fresh", first=None)
+
+    def _spare_drop(self, key: tuple[int, ...]) -> None:
+        spare = self._spares.pop(key, None)
+        if spare is not None:
+            with contextlib.suppress(OSError):
+                spare.conn.close()  # it sees EOF and exits; its reader cleans up
 
     def _resident_idle(self, gpu_ids: list[int]) -> Worker | None:
         """The GPU's resident worker when it is free; else None (the job gets a fresh one)."""
@@ -169,13 +223,16 @@ class WorkerPool:
             log_level=config.log_level,
             nice=config.nice,
             threads=config.threads,
+            sched=config.sched,
+            ioprio=config.ioprio,
         )
         parent_conn, child_conn = self._mp.Pipe(duplex=True)
         stop_raw = self._mp.RawValue("b", 0)
         process = self._mp.Process(
             target=worker_entry,
             args=(boot, child_conn, stop_raw, first),
-            name=f"carril-{style}-gpu{'-'.join(map(str, gpu_ids))}",
+            name=f"carril-{style if first or style == 'resident' else 'spare'}-gpu"
+            f"{'-'.join(map(str, gpu_ids))}",
         )
         process.start()
         child_conn.close()  # so the parent sees EOF when the child dies
@@ -213,7 +270,10 @@ class WorkerPool:
                 message = worker.conn.recv()
             except (EOFError, OSError):
                 break
-            if message["t"] in ("done", "error"):
+            if message["t"] == "ready":
+                worker.ready = True
+                log.info("spare worker pid %s ready on GPUs %s", worker.pid, worker.gpu_ids)
+            elif message["t"] in ("done", "error"):
                 if worker.style == "resident":
                     self._post(self._resident_job_ended, worker, message)
                 else:
@@ -274,6 +334,9 @@ class WorkerPool:
             return  # jobs still running are reconciled by the next start-up
         code = worker.process.exitcode
         (log.info if code == 0 else log.warning)("worker pid %s exited with %s", worker.pid, code)
+        key = tuple(worker.gpu_ids)
+        if self._spares.get(key) is worker:  # a spare died before any job: the next
+            del self._spares[key]  # job on these GPUs spawns its own, and a new spare
         if worker.job_id is not None:
             self._end_job(worker, self._outcome(worker, worker.final))
         if worker.style == "resident" and self._resident.get(worker.gpu_ids[0]) is worker:
@@ -307,6 +370,11 @@ class WorkerPool:
                 "job %s did not stop within %ss: %s to pid %s", job_id, grace, sig.name, worker.pid
             )
             _signal_group(worker.pid, sig)
+
+    def spare_pid(self, *, gpu_ids: list[int]) -> int | None:
+        """The pid of the ready spare waiting for the next job on these GPUs, if any."""
+        spare = self._spares.get(tuple(gpu_ids))
+        return spare.pid if spare and spare.ready else None
 
     def job_pid(self, *, job_id: str) -> int | None:
         worker = self._by_job.get(job_id)

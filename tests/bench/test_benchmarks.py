@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from bench import (
     health,
     inference,
     polling,
+    scaling,
     scheduling,
     training,
     upload,
@@ -38,7 +40,11 @@ KEYS = {
 def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
     from gpu_service.workloads.offline import make_ultralytics_silent
 
-    options = replace(Options().tiny(), workdir=tmp_path_factory.mktemp("bench"))
+    options = replace(
+        Options().tiny(),
+        workdir=tmp_path_factory.mktemp("bench"),
+        postgres_url=os.environ.get("DATABASE_URL", ""),  # PostgreSQL when the run has one
+    )
     with Platform(options=options) as started:
         make_ultralytics_silent(storage=started.storage)
         yield started
@@ -46,10 +52,12 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
 
 def _well_formed(result: dict[str, Any]) -> None:
     assert set(result) >= KEYS
-    assert result["runtime"] == "simulated"
+    assert result["runtime"] in ("simulated", "real")
     assert result["target"]
+    json.dumps(result)  # JSON as is
     if result["skipped"]:
         assert result["value"] is None
+        assert result["ratio"] is None
         return
     for key in ("value", "baseline", "ratio"):
         assert isinstance(result[key], float), key
@@ -77,12 +85,14 @@ def test_exports_report_both_runtimes_against_pytorch_and_the_sliced_cost(
     assert results[2]["details"]["tiles per image"] > 1
 
 
-def test_admission_reports_client_and_journal_latencies(platform: Platform) -> None:
+def test_admission_times_work_starting_with_and_without_a_spare(platform: Platform) -> None:
     (result,) = _run(admission, platform)
 
     _well_formed(result)
-    assert result["details"]["answers not yet running"] == 0
-    assert result["details"]["server (journal) p50 ms"] >= 0
+    assert result["value"] > 0
+    assert result["baseline"] > 0
+    assert "warm: POST round trip ms" in result["details"]
+    assert result["details"]["samples (after one discarded warm-up)"] == 3
 
 
 def test_scheduling_compares_the_trace_with_fifo(platform: Platform) -> None:
@@ -96,12 +106,36 @@ def test_scheduling_compares_the_trace_with_fifo(platform: Platform) -> None:
 
 
 def test_polling_compares_the_job_view_with_the_bare_view(platform: Platform) -> None:
-    (result,) = _run(polling, platform)
+    results = _run(polling, platform)
 
-    _well_formed(result)
-    assert result["details"]["real view"]["errors"] == 0
-    assert result["details"]["real view"]["requests"] > 0
-    assert result["details"]["bare view"]["requests"] > 0
+    assert results[0]["name"] == "polling-SQLite"
+    for result in results:
+        _well_formed(result)
+        assert result["details"]["running job: real view"]["errors"] == 0
+        assert result["details"]["running job: real view"]["requests"] > 0
+        assert result["details"]["running job: bare view"]["requests"] > 0
+        assert result["details"]["finished job: real view"]["errors"] == 0
+
+
+def test_scaling_reports_the_queue_and_job_list_curves(platform: Platform) -> None:
+    results = _run(scaling, platform)
+
+    assert [r["name"] for r in results] == [
+        "scaling.submit",
+        "scaling.gpus",
+        "scaling.tiny",
+        "scaling.joblist",
+    ]
+    for result in results:
+        _well_formed(result)
+    curve = results[0]["details"]["queue curve"]
+    assert [row["queued"] for row in curve] == platform.options.queue_sizes()
+    queued = curve[-1]["queued"] + platform.options.scaling_samples
+    assert curve[-1]["queue listed / counted"] == f"{queued} / {queued}"
+    assert [row["job rows"] for row in results[3]["details"]["web job list curve"]][:2] == [
+        50,
+        200,
+    ]
 
 
 def test_upload_measures_a_dataset_the_web_app_accepts(platform: Platform) -> None:
@@ -112,11 +146,21 @@ def test_upload_measures_a_dataset_the_web_app_accepts(platform: Platform) -> No
     assert result["details"]["peak RSS MiB"] >= result["details"]["idle RSS MiB"]
 
 
-def test_dataparallel_says_why_it_is_skipped_without_two_gpus(platform: Platform) -> None:
+def test_dataparallel_times_the_step_or_says_why_it_cannot(platform: Platform) -> None:
+    import torch
+
     (result,) = _run(dataparallel, platform)
 
     _well_formed(result)
-    assert result["skipped"] is None or "CUDA" in result["skipped"]
+    if not torch.cuda.is_available():
+        assert "CUDA" in result["skipped"]
+        return
+    assert result["skipped"] is None
+    assert result["runtime"] == "real"
+    assert result["value"] > 0
+    assert result["baseline"] > 0
+    assert result["details"]["steps"] == platform.options.dp_steps
+    assert result["details"]["speed-up"] > 0
 
 
 @pytest.mark.slow
@@ -147,7 +191,8 @@ def test_training_compares_a_carril_training_with_raw_ultralytics(platform: Plat
     (result,) = _run(training, platform)
 
     _well_formed(result)
-    assert len(result["details"]["Carril runs s"]) == platform.options.train_repeats
+    assert len(result["details"]["Carril trainer runs s"]) == platform.options.train_repeats
+    assert len(result["details"]["raw trainer runs s"]) == platform.options.train_repeats
 
 
 def test_the_command_line_writes_json_and_markdown_results(tmp_path: Path) -> None:

@@ -167,3 +167,20 @@ def test_a_multi_gpu_job_is_placed_on_one_host():
     assert admission.plan(queue=[req("three", gpus=3)], now=0) == []
     [(_, chosen)] = admission.plan(queue=[req("two", gpus=2)], now=0)
     assert chosen in {(1, 2), (3, 4)}
+
+
+def test_once_every_lane_is_taken_the_plan_reads_no_further_into_the_queue():
+    admission = two_gpus()
+    read = []
+
+    def queue():
+        for n in range(10_000):
+            read.append(n)
+            yield req(f"j{n}", at=float(n))
+
+    # An ordered queue (the service's waitlist) is read lazily.
+    assert admit(admission, queue(), ordered=True) == {"j0": (0,), "j1": (1,)}
+    assert len(read) == 3  # the third finds no free lane: nothing behind it can start
+    read.clear()
+    assert admit(admission, queue(), ordered=True) == {}
+    assert len(read) == 1

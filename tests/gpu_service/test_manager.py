@@ -87,10 +87,10 @@ def test_the_spec_is_stored_normalised(make):
 
 
 def test_a_queued_job_whose_kind_disappeared_fails_instead_of_starting(make):
-    scheduler = make(kinds={})
-    job, _ = scheduler.manager.journal.job_create(
+    job, _ = make(kinds={}).manager.journal.job_create(
         kind="train", spec={}, gpus_requested=1, gpu_ids_requested=None
     )
+    scheduler = make(kinds={})  # restarted without the kind; the queue is the journal's
     scheduler.pump()
     failed = scheduler.manager.journal.job_get(job_id=job.id)
     assert failed.state is JobState.FAILED
@@ -252,3 +252,21 @@ def test_progress_reaches_the_journal_while_the_job_runs(make):
 
     seen = asyncio.run(_with_started(scheduler, steps))
     assert len(seen - {None, 0}) >= 2  # intermediate batches, not only the end
+
+
+def test_the_in_memory_queue_follows_every_submit_admission_and_cancel(make):
+    scheduler = make()
+    manager = scheduler.manager
+    manager.executor.launch = lambda attempt: None  # admission only, no worker
+    body = Submission(kind="diagnostic", gpus=2, spec={"seconds": 60})
+    jobs = [manager.submit(body, request_id=None)[0] for _ in range(4)]
+    assert manager.journal.job_get(job_id=jobs[0].id).state is JobState.RUNNING
+    manager.cancel(job_id=jobs[2].id)
+
+    queued = [job.id for job in manager.journal.jobs_queued()]
+    assert queued == [jobs[1].id, jobs[3].id]
+    order = {"now": time.time(), "starvation_bound_s": manager.admission.starvation_bound_s}
+    assert [request.job_id for request in manager.waitlist.requests(**order)] == queued
+    assert [item["id"] for item in manager.queue_view()] == queued
+    # A new manager on the same journal (a restart) starts from the recorded queue.
+    assert [r.job_id for r in make().manager.waitlist.requests(**order)] == queued

@@ -113,12 +113,16 @@ class _ReplicaLoss:
         return self.criterion(self.replica(part["img"]), part)
 
 
-def parallel_loss(module: Any, batch: dict[str, Any], *, devices: Sequence[Any]) -> tuple:
+def parallel_loss(
+    module: Any, batch: dict[str, Any], *, devices: Sequence[Any], force_parallel: bool = False
+) -> tuple:
     """Split the batch over `devices`, replicate `module`, run forward + loss, merge.
 
     With distinct CUDA devices this is exactly the training step the wrapper runs; with
     CPU devices (or one GPU named twice) the parts run one after another on the one
     module, which is how the split and merge are tested without two GPUs.
+    `force_parallel` takes the replicate/parallel_apply branch for CUDA devices even
+    when one GPU is named twice (`make gpu-check` on a one-GPU host).
     """
     import torch
     from torch.nn.parallel import parallel_apply, replicate
@@ -130,7 +134,7 @@ def parallel_loss(module: Any, batch: dict[str, Any], *, devices: Sequence[Any])
     parts = [move_batch(part, device) for part, device in zip(parts, devices, strict=True)]
     criteria = [criterion_on(module.criterion, device) for device in devices]
     distinct = len(set(devices)) == len(devices)
-    if len(devices) > 1 and distinct and all(d.type == "cuda" for d in devices):
+    if len(devices) > 1 and (distinct or force_parallel) and all(d.type == "cuda" for d in devices):
         replicas = replicate(module, devices)
         calls = [_ReplicaLoss(r, c) for r, c in zip(replicas, criteria, strict=True)]
         outputs = parallel_apply(calls, [(p,) for p in parts], devices=devices)

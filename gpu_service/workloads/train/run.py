@@ -126,6 +126,7 @@ def _run_seed(
         epochs=spec.epochs,
         batch_requested=spec.batch,
     )
+    ctx.logger.info("seed %s: trainer starting", seed)  # the training benchmark's start
     trainer = make_trainer(overrides=overrides, devices=ctx.devices)
     reporter.attach(trainer)
     try:

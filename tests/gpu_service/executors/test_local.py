@@ -71,9 +71,11 @@ class Events:
         return [event.gpu for event in self.all if isinstance(event, WorkerRestarted)]
 
 
-async def run_jobs(tmp_path, journal, steps):
+async def run_jobs(tmp_path, journal, steps, **overrides):
     """Run `steps(executor, events)` with a live local executor; close it after."""
-    settings = load_settings(storage=tmp_path, gpu_service_token="t" * 32, cancel_grace_s=1)
+    settings = load_settings(
+        storage=tmp_path, gpu_service_token="t" * 32, cancel_grace_s=1, **overrides
+    )
     executor = LocalExecutor(
         settings=settings, runtime=SimulatedRuntime.from_spec("1x8GiB"), records=journal
     )
@@ -219,3 +221,95 @@ def test_the_inventory_names_this_host(tmp_path):
         (0, socket.gethostname()),
         (1, socket.gethostname()),
     ]
+
+
+async def spare_of(executor, gpu_ids=(0,)) -> int:
+    for _ in range(600):
+        pid = executor.pool.spare_pid(gpu_ids=list(gpu_ids))
+        if pid:
+            return pid
+        await asyncio.sleep(0.05)
+    raise AssertionError("no spare worker was started")
+
+
+def test_a_spare_worker_takes_the_next_job_and_a_new_spare_replaces_it(tmp_path, journal):
+    async def steps(executor, events):
+        first = attempt(seconds=0.1)
+        executor.launch(first)  # no spare yet: a worker of its own, and a spare is started
+        await next_end(events)
+        spare = await spare_of(executor)
+        second = attempt(seconds=0.1)
+        executor.launch(second)
+        assert executor.pid(job_id=second.job_id) == spare
+        assert (await next_end(events)).state == "succeeded"
+        replacement = await spare_of(executor)
+        return first, second, spare, replacement
+
+    (first, second, spare, replacement), events = asyncio.run(run_jobs(tmp_path, journal, steps))
+    assert events.worker_pid(second.job_id) == spare
+    # One process per job: the spare served one job and exited, a new one waits.
+    assert len({events.worker_pid(first.job_id), spare, replacement}) == 3
+    assert not psutil.pid_exists(spare) or psutil.Process(spare).status() == "zombie"
+
+
+def test_a_job_in_a_spare_that_crashes_fails_like_one_in_its_own_worker(tmp_path, journal):
+    async def steps(executor, events):
+        executor.launch(attempt(seconds=0.1))
+        await next_end(events)
+        spare = await spare_of(executor)
+        job = attempt(seconds=1.0, simulate={"crash_at_step": 2})
+        executor.launch(job)
+        return spare, await next_end(events)
+
+    (spare, crashed), _ = asyncio.run(run_jobs(tmp_path, journal, steps))
+    assert crashed.state == "failed"
+    assert crashed.error.code == "WORKER_CRASHED"
+    assert crashed.error.details == {"exitcode": 137, "pid": spare}
+
+
+def test_a_dead_spare_is_passed_over_and_the_job_still_runs(tmp_path, journal):
+    async def steps(executor, events):
+        executor.launch(attempt(seconds=0.1))
+        await next_end(events)
+        spare = await spare_of(executor)
+        os.kill(spare, signal.SIGKILL)
+        psutil.Process(spare).wait(timeout=10) if psutil.pid_exists(spare) else None
+        job = attempt(seconds=0.1)
+        executor.launch(job)
+        return spare, job, await next_end(events)
+
+    (spare, job, ended), events = asyncio.run(run_jobs(tmp_path, journal, steps))
+    assert ended.state == "succeeded"
+    assert events.worker_pid(job.job_id) != spare
+
+
+def test_without_warm_workers_no_spare_is_kept(tmp_path, journal):
+    async def steps(executor, events):
+        executor.launch(attempt(seconds=0.1))
+        await next_end(events)
+        await asyncio.sleep(0.3)
+        return [w for w in executor.pool._workers.values() if w.job_id is None]
+
+    idle, _ = asyncio.run(run_jobs(tmp_path, journal, steps, warm_workers=False))
+    assert idle == []  # no process waits for a job
+
+
+def test_a_worker_takes_the_configured_cpu_policy_and_io_class(tmp_path, journal):
+    async def steps(executor, events):
+        job = attempt(seconds=3.0)
+        executor.launch(job)
+        pid = executor.pid(job_id=job.job_id)
+        for _ in range(100):  # the child sets them as it starts
+            seen = os.sched_getscheduler(pid), psutil.Process(pid).ionice().ioclass
+            if seen == (os.SCHED_IDLE, psutil.IOPRIO_CLASS_IDLE):
+                break
+            await asyncio.sleep(0.1)
+        executor.cancel(job_id=job.job_id, attempt=job.attempt)
+        await next_end(events)
+        return seen
+
+    (policy, ioclass), _ = asyncio.run(
+        run_jobs(tmp_path, journal, steps, worker_sched="idle", worker_ioprio="idle")
+    )
+    assert policy == os.SCHED_IDLE
+    assert ioclass == psutil.IOPRIO_CLASS_IDLE

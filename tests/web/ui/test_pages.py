@@ -503,3 +503,18 @@ def test_another_users_token_cannot_be_revoked(owner_client: Client, other_clien
     token_id = int(re.search(r"/account/tokens/(\d+)/revoke/", html).group(1))
     response = other_client.post(reverse("ui:token_revoke", kwargs={"token_id": token_id}))
     assert response.status_code == 404
+
+
+def test_the_job_list_pages_older_and_newer_by_cursor(owner, owner_client: Client) -> None:
+    made = [Job.objects.create(owner=owner, kind="train", state="running") for _ in range(30)]
+    first = owner_client.get(reverse("ui:jobs"))
+    older = re.search(r'href="([^"]*cursor=[^"]*)">Older</a>', first.content.decode())
+    assert older is not None
+    assert "Newer</a>" not in first.content.decode()
+    second = owner_client.get(older.group(1).replace("&amp;", "&"))
+    html = second.content.decode()
+    assert second.status_code == 200
+    assert "Newer</a>" in html
+    assert "Older</a>" not in html  # 30 jobs: 25, then the 5 oldest
+    assert all(str(job.id) in html for job in made[:5])
+    assert not any(str(job.id) in html for job in made[5:])

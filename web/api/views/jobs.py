@@ -25,7 +25,7 @@ from rest_framework.views import APIView
 
 from api.documents import job_detections_public, job_public, job_url
 from api.finished_jobs import finished_documents
-from api.pagination import Pages, paginated
+from api.pagination import NewestFirst, paginated
 from api.serializers import DetectionsOut, InferIn, JobAcceptedOut, JobLogsOut, JobOut, TrainIn
 
 
@@ -91,7 +91,7 @@ class InferView(APIView):
 
 class JobsView(APIView):
     # Declared so the OpenAPI document describes the page envelope `paginated` returns.
-    pagination_class = Pages
+    pagination_class = NewestFirst
 
     @extend_schema(
         parameters=[
@@ -112,6 +112,7 @@ class JobsView(APIView):
             view=self,
             queryset=jobs_visible_to(user=request.user, state=state, kind=kind),
             serializer=JobOut,
+            pages=NewestFirst(),
         )
 
 

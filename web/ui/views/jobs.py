@@ -5,10 +5,10 @@ from __future__ import annotations
 import uuid
 
 from api.documents import job_detections_public
+from api.pagination import NewestFirst
 from carril_web.errors import Conflict
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
@@ -16,6 +16,7 @@ from jobs.models import Job, JobKind, JobState
 from jobs.selectors import job_get, job_input_image, job_input_images, job_log_tail, jobs_visible_to
 from jobs.services import job_cancel as job_cancel_service
 from registry.selectors import model_version_of_job
+from rest_framework.request import Request as ApiRequest
 
 from ui import presenters
 from ui.pages import render_page
@@ -27,14 +28,18 @@ from ui.views.job_video import video_view
 def job_list(request: HttpRequest) -> HttpResponse:
     state = request.GET.get("state") if request.GET.get("state") in JobState.values else ""
     kind = request.GET.get("kind") if request.GET.get("kind") in JobKind.values else ""
-    paginator = Paginator(jobs_visible_to(user=request.user, state=state, kind=kind), 25)
-    page_obj = paginator.get_page(request.GET.get("page"))
+    # Keyset pages, as the API's job list: a deep page costs what the first does.
+    pages = NewestFirst()
+    page = pages.paginate_queryset(
+        jobs_visible_to(user=request.user, state=state, kind=kind), ApiRequest(request)
+    )
     return render_page(
         request,
         "ui/jobs/list.html",
         {
-            "jobs": [presenters.job_row(job=j) for j in page_obj],
-            "page_obj": page_obj,
+            "jobs": [presenters.job_row(job=j) for j in page],
+            "newer": pages.get_previous_link(),
+            "older": pages.get_next_link(),
             "state": state,
             "kind": kind,
             "states": list(JobState.values),
