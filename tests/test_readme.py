@@ -77,3 +77,12 @@ def test_the_readme_gives_the_run_and_test_commands_at_the_top():
 
 def test_ci_calls_the_readmes_test_command():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_readme_lists_every_decision_record_once():
+    decisions = (ROOT / "README.md").read_text().split("## Design decisions", 1)[1]
+    listed = re.findall(r"\(docs/adr/(\d{4}-[^)]+\.md)\)", decisions)
+    on_disk = sorted(p.name for p in (ROOT / "docs" / "adr").glob("[0-9]*.md"))
+    assert sorted(listed) == on_disk
+    numbers = [name[:4] for name in on_disk]
+    assert len(numbers) == len(set(numbers)), "two decision records share a number"
