@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from carril_web.downloads import download_response
 from django.http import FileResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from jobs.services import job_create_export
@@ -9,7 +10,6 @@ from registry.exports import (
     model_exports_list,
     model_version_download,
     model_version_set_serving_format,
-    repr_digest,
 )
 from registry.models import DOWNLOAD_FORMATS
 from registry.selectors import model_version_get, model_versions_list
@@ -121,19 +121,7 @@ class ModelDownloadView(APIView):
         download = model_version_download(
             version=version, fmt=request.query_params.get("format", "pt")
         )
-        handle = download.path.open("rb")
-        if download.temporary:
-            download.path.unlink()  # the open handle keeps the bytes until it is closed
-        response = FileResponse(
-            handle,
-            as_attachment=True,
-            filename=download.filename,
-            content_type="application/octet-stream",
-        )
-        response["X-Carril-Fingerprint"] = download.fingerprint
-        if download.digest_of_bytes:
-            response["Repr-Digest"] = repr_digest(download.fingerprint)
-        return response
+        return download_response(download)
 
 
 class ModelExportsView(APIView):

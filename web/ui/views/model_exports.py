@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 
+from carril_web.downloads import download_response
 from carril_web.errors import CarrilWebError
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -35,17 +36,7 @@ def model_download(request: HttpRequest, version_id: uuid.UUID) -> FileResponse:
         )
     except CarrilWebError as exc:
         raise Http404(exc.message) from exc
-    handle = download.path.open("rb")
-    if download.temporary:
-        download.path.unlink()
-    response = FileResponse(
-        handle,
-        as_attachment=True,
-        filename=download.filename,
-        content_type="application/octet-stream",
-    )
-    response["X-Carril-Fingerprint"] = download.fingerprint
-    return response
+    return download_response(download)
 
 
 @login_required
