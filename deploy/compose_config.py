@@ -9,7 +9,8 @@ Used by deploy/compose-smoke.sh, in two steps around `docker compose config`:
 `portable` writes a copy of a Compose file without what only v2 understands: the
 top-level `name` (the smoke test names its project with `--project-name`) and keys tagged
 `!reset`, whose paths it records in RESETS (JSON) so that `finish` removes them from the
-resolved configuration, which is what `!reset` means. `finish` applies those removals
+resolved configuration, which is what `!reset` means; a secret taken from an environment
+variable becomes a file secret beside OUT. `finish` applies those removals
 and, with `--no-gpus`, drops every NVIDIA device reservation and `runtime: nvidia` (a
 machine without the NVIDIA runtime refuses to start such a container); `--image` swaps a
 service's image (stand-in images on a machine without a registry); `--drop-ulimit` removes
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -76,11 +78,29 @@ def take_resets(node: Any, path: tuple[str, ...] = ()) -> list[list[str]]:
     return found
 
 
-def portable(data: dict[str, Any]) -> tuple[dict[str, Any], list[list[str]]]:
+def portable(
+    data: dict[str, Any], *, secrets_dir: Path | None = None
+) -> tuple[dict[str, Any], list[list[str]]]:
     data = dict(data)
     data.pop("name", None)
     resets = take_resets(data)
+    if secrets_dir is not None:
+        secrets_from_files(data, folder=secrets_dir)
     return data, resets
+
+
+def secrets_from_files(data: dict[str, Any], *, folder: Path) -> None:
+    """A secret read from an environment variable (`environment:`, Compose v2 only)
+    becomes a file secret holding that variable's value, written 0600 into `folder`
+    (the smoke test's own working folder), which Compose v1 understands."""
+    for name, secret in (data.get("secrets") or {}).items():
+        variable = secret.get("environment") if isinstance(secret, dict) else None
+        if variable is None:
+            continue
+        path = folder / f"secret-{name}"
+        path.touch(mode=0o600)
+        path.write_text(os.environ.get(variable, ""))
+        data["secrets"][name] = {"file": str(path.resolve())}
 
 
 def remove_path(data: dict[str, Any], path: list[str]) -> None:
@@ -176,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "portable":
-        data, resets = portable(load(args.source))
+        data, resets = portable(load(args.source), secrets_dir=args.out.parent)
         dump(data, args.out)
         args.resets.write_text(json.dumps(resets))
         return 0

@@ -134,8 +134,9 @@ run "docker-compose (v1) config accepts the project as the smoke test rewrites i
     check_compose_v1_config
 run "shellcheck finds nothing in the shell scripts" shellcheck "${shell_scripts[@]}"
 run "hadolint finds nothing in the Dockerfiles" "${VENV}/bin/hadolint" "${dockerfiles[@]}"
+# --syntax-only: the scrape token file is a Compose secret, there only at run time.
 run "the Prometheus config is valid" \
-    promtool check config deploy/prometheus/prometheus.yml
+    promtool check config --syntax-only deploy/prometheus/prometheus.yml
 run "the alert rules are valid" promtool check rules deploy/prometheus/alerts.yml
 run "the alert rules fire when they should (promtool unit tests)" \
     promtool test rules deploy/prometheus/alerts.test.yml

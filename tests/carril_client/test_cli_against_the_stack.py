@@ -4,6 +4,7 @@ person at a terminal does."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pty
@@ -284,3 +285,24 @@ def test_ctrl_c_while_waiting_asks_and_cancels_the_job_when_told(ada, dataset, t
     job = ada.json("jobs", "list", "--kind", "train")[0]
     assert job["id"] != trained["id"]
     assert job["state"] in {"cancelling", "cancelled"}
+
+
+def test_models_export_and_download_write_the_files_whose_fingerprints_the_server_gives(
+    ada, trained, tmp_path
+):
+    version = trained["registered_model_version"]
+    export = ada.json("models", "export", version, "--format", "onnx", "--imgsz", "32")
+    assert export["state"] == "succeeded", export
+
+    weights = ada.json("models", "download", version, "--out", str(tmp_path / "best.pt"))
+    onnx = ada.json(
+        "models", "download", version, "--format", "onnx", "--out", str(tmp_path / "m.onnx")
+    )
+
+    shown = ada.json("models", "show", version)
+    assert hashlib.sha256(Path(weights["path"]).read_bytes()).hexdigest() == shown["fingerprint"]
+    with ada.stack.api("ada") as api:
+        (listed,) = api.get(f"/api/v1/models/{version}/exports/").json()
+    assert listed["format"] == "onnx"
+    assert listed["parity_passed"], listed
+    assert hashlib.sha256(Path(onnx["path"]).read_bytes()).hexdigest() == listed["fingerprint"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -88,3 +89,16 @@ def test_a_ulimit_the_engine_cannot_lift_is_left_to_the_engine():
     data = {"services": {"gpu": {"ulimits": {"memlock": -1, "stack": 67108864}}}}
     compose_config.finish(data, resets=[], no_gpus=False, images={}, drop_ulimits=("memlock",))
     assert data["services"]["gpu"]["ulimits"] == {"stack": 67108864}
+
+
+def test_a_secret_from_the_environment_becomes_a_private_file_secret_compose_v1_reads(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CARRIL_METRICS_TOKEN", "scrape-token-for-the-test")
+    data = {"secrets": {"carril_metrics_token": {"environment": "CARRIL_METRICS_TOKEN"}}}
+
+    portable, _ = compose_config.portable(data, secrets_dir=tmp_path)
+
+    path = Path(portable["secrets"]["carril_metrics_token"]["file"])
+    assert path.read_text() == "scrape-token-for-the-test"
+    assert path.stat().st_mode & 0o777 == 0o600
