@@ -94,10 +94,15 @@
       event.preventDefault();
       var data = new FormData(form);
       data.delete("csrfmiddlewaretoken");
-      // Empty optional fields mean "the server's default", not an empty string.
+      // Empty optional fields mean "the server's default", not an empty string; a file
+      // input left empty is sent by the browser as a nameless empty file, which the API
+      // reads as "not a file": it is left out too.
       Array.from(data.keys()).forEach(function (key) {
         var values = data.getAll(key);
-        if (values.length === 1 && values[0] === "") data.delete(key);
+        var empty = function (v) {
+          return v === "" || (typeof File !== "undefined" && v instanceof File && v.name === "" && v.size === 0);
+        };
+        if (values.length === 1 && empty(values[0])) data.delete(key);
       });
       var xhr = new XMLHttpRequest();
       xhr.open("POST", form.getAttribute("data-upload-url"));
