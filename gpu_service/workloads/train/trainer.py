@@ -8,6 +8,7 @@ it up (EMA and optimizer hold the plain model's parameters, which the wrapper sh
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,23 @@ def make_trainer(*, overrides: dict[str, Any], devices: list[int]) -> Any:
         def _setup_train(self) -> None:
             super()._setup_train()
             self.model = wrap_for_devices(self.model, devices=devices)
+
+        def save_model(self) -> Any:
+            # Ultralytics rewrites last.pt and best.pt in place, and a stop in the middle
+            # of that write (a restart of the service) left a truncated checkpoint, so
+            # the resumed attempt had to start the seed over. Write beside, then rename.
+            last, best = self.last, self.best
+            partial = {last: last.with_name(last.name + ".partial")}
+            partial[best] = best.with_name(best.name + ".partial")
+            self.last, self.best = partial[last], partial[best]
+            try:
+                saved = super().save_model()
+            finally:
+                self.last, self.best = last, best
+            for final, written in partial.items():
+                if written.exists():
+                    os.replace(written, final)
+            return saved
 
     return CarrilDetectionTrainer(overrides=overrides)
 

@@ -153,3 +153,28 @@ def test_a_checkpoint_truncated_by_a_stop_mid_write_starts_its_seed_over_instead
     assert [(r["seed"], r["epoch"]) for r in second.epochs] == [(2, 1), (2, 2)]
     assert {s["seed"]: s["epochs_run"] for s in result["seeds"]} == {1: 2, 2: 2}
     assert Path(result["weights"]["path"]).is_file()
+
+
+def test_checkpoints_are_written_beside_and_renamed_so_a_stop_never_leaves_half_a_file(
+    make_context, shapes_dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from gpu_service.workloads.train import trainer
+
+    renamed: list[tuple[str, str]] = []
+    real_replace = os.replace
+
+    def replace(source: Path, target: Path) -> None:
+        renamed.append((Path(source).name, Path(target).name))
+        real_replace(source, target)
+
+    monkeypatch.setattr(trainer.os, "replace", replace)
+    ctx = make_context(spec=_spec(shapes_dataset, seeds=[1]))
+
+    train_job(ctx=ctx)
+
+    # Every epoch's last.pt arrived whole, by a rename of a finished file.
+    assert renamed.count(("last.pt.partial", "last.pt")) >= 2
+    weights_dir = ctx.job_dir / "seed-1" / "weights"
+    assert sorted(p.name for p in weights_dir.iterdir()) == ["best.pt", "last.pt"]
