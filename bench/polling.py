@@ -74,7 +74,14 @@ def _running_training(*, web: WebApp, platform: Platform) -> str:
             files={"file": (archive.name, fh, "application/zip")},
         )
     created.raise_for_status()
-    body = {"dataset": created.json()["id"], "model": "yolov8n", "epochs": 1000}
+    dataset = created.json()
+    deadline = time.monotonic() + 120
+    while dataset.get("state") == "validating" and time.monotonic() < deadline:
+        time.sleep(0.2)  # validated after the upload, on a web process's thread (ADR 0025)
+        dataset = web.client.get(f"/api/v1/datasets/{dataset['id']}/").json()
+    if dataset.get("state") != "ready":
+        raise RuntimeError(f"the polling dataset is not ready: {dataset}")
+    body = {"dataset": dataset["id"], "model": "yolov8n", "epochs": 1000}
     response = web.client.post("/api/v1/jobs/train/", json={**body, "imgsz": 32, "batch": 4})
     response.raise_for_status()
     job_id = response.json()["id"]

@@ -117,6 +117,10 @@ class LocalCluster:
         import os
 
         os.environ.update(ray_environment(loopback=True))
+        # The nodes declare simulated GPUs; a CUDA_VISIBLE_DEVICES left in this process
+        # (ultralytics sets it to -1 whenever it runs on the CPU here) makes Ray refuse to
+        # start a node that declares GPUs. The nodes inherit this environment.
+        os.environ.pop("CUDA_VISIBLE_DEVICES", None)
         from ray.cluster_utils import Cluster
 
         from gpu_service.runtime.simulated import parse_simulated_gpus

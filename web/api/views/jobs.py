@@ -60,7 +60,9 @@ class InferView(APIView):
 
     @extend_schema(request=InferIn, responses={202: JobAcceptedOut})
     def post(self, request: Request) -> Response:
-        data = InferIn(data={**request.data.dict(), "images": request.FILES.getlist("images")})
+        # A request with no multipart body parses to a plain dict, not a QueryDict.
+        fields = request.data.dict() if hasattr(request.data, "dict") else dict(request.data)
+        data = InferIn(data={**fields, "images": request.FILES.getlist("images")})
         data.is_valid(raise_exception=True)
         params = data.validated_data
         version = model_version_for_inference(
