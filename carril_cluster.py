@@ -59,7 +59,8 @@ def cluster_stop(process: subprocess.Popen[str]) -> None:
 
 
 def main() -> int:
-    env, _ = carril_run.build_environment()  # make run's environment, secrets and all
+    # make run's environment, secrets and all; the demo password only if this start made it
+    env, demo_password = carril_run.build_environment()
     env.setdefault("CARRIL_CLUSTER_NODES", "2")
     env.setdefault("CARRIL_GPU_RUNTIME", "simulated")
     carril_run.log(f"starting a Ray head and {env['CARRIL_CLUSTER_NODES']} node(s) on 127.0.0.1")
@@ -73,7 +74,7 @@ def main() -> int:
         }
     )
     try:
-        return carril_run.run(env=env)
+        return carril_run.run(env=env, demo_password=demo_password)
     finally:
         cluster_stop(cluster)
 
