@@ -175,8 +175,11 @@ echo "smoke: the training survived the restart of the gpu container"
 
 # One id finds a job's whole story: the browser's (here: the smoke test's) request id must
 # appear in the web app's logs and in the GPU service's.
+# The logs are read whole first: `logs | grep -q` under pipefail fails when grep stops at
+# the first match and `logs` then dies of SIGPIPE (a found id reported as missing).
 for service in web gpu; do
-    if ! "${compose[@]}" logs --no-color "${service}" | grep -q -- "${request_id}"; then
+    service_logs="$("${compose[@]}" logs --no-color "${service}")"
+    if ! grep -q -- "${request_id}" <<<"${service_logs}"; then
         echo "smoke: request id ${request_id} not found in the ${service} logs" >&2
         exit 1
     fi

@@ -200,8 +200,9 @@ wheel_server=""
 step "checking the images"
 for name in web gpu; do
     image="carril-${name}:${tag}"
-    if docker image inspect "${image}" | grep -q -e PIP_ -e "127.0.0.1:${wheel_port}" ||
-        docker history --no-trunc "${image}" | grep -q -e PIP_ -e "127.0.0.1:${wheel_port}"; then
+    # Read whole, then searched: `cmd | grep -q` under pipefail can miss a match (SIGPIPE).
+    image_record="$(docker image inspect "${image}"; docker history --no-trunc "${image}")"
+    if grep -q -e PIP_ -e "127.0.0.1:${wheel_port}" <<<"${image_record}"; then
         echo "compose-smoke: ${image} keeps the build's pip settings" >&2
         exit 1
     fi
