@@ -252,10 +252,15 @@ def test_every_page_is_clean_under_axe_in_every_state(
 
 
 def test_the_usage_storage_and_cost_pages_are_clean_under_axe(
-    open_page: Callable[..., Any], audit: AxeAudit, admin: User, everything: dict[str, Any]
+    open_page: Callable[..., Any],
+    audit: AxeAudit,
+    admin: User,
+    everything: dict[str, Any],
+    settings: Any,
 ) -> None:
     from usage.models import AttemptUsage
 
+    settings.CARRIL_GPU_PRICES = {"NVIDIA H100 80GB HBM3": 2.5}  # the cost page's model table
     now = timezone.now()
     for n, job in enumerate(everything["jobs"].values(), start=1):
         AttemptUsage.objects.create(
@@ -267,6 +272,7 @@ def test_the_usage_storage_and_cost_pages_are_clean_under_axe(
             gpu_seconds=3600.0 * n,
             energy_wh=300.0 * n,
             energy_source="modelled",
+            gpu_model=("NVIDIA H100 80GB HBM3", "NVIDIA A10")[n % 2],
         )
     page = open_page("/usage/", user=admin)
     for chart in ("day", "user", "kind"):
@@ -284,6 +290,7 @@ def test_the_usage_storage_and_cost_pages_are_clean_under_axe(
     page.context.close()
     page = open_page("/cost/?gpu_hours_per_month=300", user=admin)
     page.wait_for_selector("[data-testid=cost-chart] .uplot")
+    assert page.locator("[data-testid=cost-by-model] tbody tr").count() == 2
     audit.check(page, "cost")
     assert page.script_errors == []
     _shot(page, "cost")
