@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.files.uploadedfile import SimpleUploadedFile
 from jobs.models import Job
 
-from tests.gpu_service.workloads.infer.test_media import make_video
+from tests.gpu_service.workloads.infer.test_media import make_video, make_zip, png_bytes
 from tests.web.api.test_api_model_exports import store_weights
 from tests.web.factories import model_version
 from tests.web.integration.conftest import TOKEN
@@ -46,6 +46,13 @@ def test_an_undecodable_or_too_long_video_is_refused_at_submit_with_no_job_and_n
     too_long = _infer(owner_api, "clip.mp4", clip, max_seconds=1)
     assert too_long.status_code == 400, too_long.content
     assert too_long.json()["error"]["details"]["reason"] == "too_long"
+    assert _nothing_left(storage)
+
+    # A zip's names pass the web's own check; its bytes are read by the GPU service.
+    fake = make_zip(tmp_path / "imgs.zip", {"a.png": png_bytes(), "b.png": b"<html>"})
+    not_image = _infer(owner_api, "imgs.zip", fake.read_bytes())
+    assert not_image.status_code == 400, not_image.content
+    assert not_image.json()["error"]["details"]["reason"] == "not_image"
     assert _nothing_left(storage)
 
     with run_on_commit():
