@@ -29,6 +29,9 @@ from gpu_service.contract import JOB_STATES, PROGRESS_KEYS, JobStatus, Progress
 
 # Below gunicorn's worker timeout (120 s), which would otherwise kill the request first.
 WEIGHTS_IMPORT_TIMEOUT_S = 100.0
+# A video's probe decodes one frame (milliseconds); a zip's reads every member (seconds
+# for a big one). Also below gunicorn's timeout.
+MEDIA_PROBE_TIMEOUT_S = 60.0
 
 
 class GpuServiceRefused(Exception):
@@ -185,6 +188,15 @@ class GpuClient:
 
     def weights_get(self, *, fingerprint: str) -> dict[str, Any]:
         return self._request("GET", f"/v1/weights/{fingerprint}").json()
+
+    def media_probe(self, *, path: Path, max_seconds: float) -> dict[str, Any]:
+        """A video or zip in shared storage checked as an infer job's submit checks it."""
+        return self._request(
+            "POST",
+            "/v1/media/probe",
+            json={"path": str(path), "max_seconds": max_seconds},
+            timeout=MEDIA_PROBE_TIMEOUT_S,
+        ).json()
 
     def health(self) -> dict[str, Any]:
         return self._request("GET", "/healthz").json()

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from carril_client.cli import ci, datasets, exits, gpus, jobs, models, tokens
+from carril_client.cli import ci, datasets, exits, gpus, jobs, models, tokens, training
 from carril_client.cli.common import (
     _GLOBAL,
     JsonOption,
@@ -84,14 +84,9 @@ def login(
 
 
 @app.command("train")
+@training.training_options
 def train(
-    dataset: Annotated[str, typer.Option("--dataset", "-d", help="dataset id")],
-    model: Annotated[str, typer.Option("--model", "-m", help="architecture or model version id")],
-    epochs: Annotated[int | None, typer.Option()] = None,
-    seeds: Annotated[str | None, typer.Option(help="comma-separated, e.g. 1,2,3")] = None,
-    gpus: Annotated[int | None, typer.Option()] = None,
-    imgsz: Annotated[int | None, typer.Option()] = None,
-    batch: Annotated[int | None, typer.Option()] = None,
+    request: training.TrainingRequest,
     wait: Annotated[bool, typer.Option("--wait", help="follow the job to its end")] = False,
     json_: JsonOption = False,
 ) -> None:
@@ -99,32 +94,13 @@ def train(
     metrics, and exit 1 if the job does not succeed."""
     out = output(json_)
     with client() as carril:
-        job = carril.train(
-            dataset=dataset,
-            model=model,
-            epochs=epochs,
-            seeds=seeds_parse(seeds),
-            gpus=gpus,
-            imgsz=imgsz,
-            batch=batch,
-        )
+        job = request.start(carril)
         if wait:
             job = job_follow(carril, job["id"], out)
     out.emit(
         job, lambda: job_print(job, out) if wait else out.say(f"job {job['id']} {job['state']}")
     )
     job_outcome(job, out)
-
-
-def seeds_parse(value: str | None) -> list[int] | None:
-    if value is None:
-        return None
-    try:
-        return [int(part) for part in value.split(",") if part.strip()]
-    except ValueError:
-        raise typer.BadParameter(
-            "seeds are integers separated by commas", param_hint="--seeds"
-        ) from None
 
 
 def images_find(paths: list[Path]) -> list[Path]:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from carril_client.cli import exits
+from carril_client.cli import exits, training
 from carril_client.cli.common import JsonOption, client, job_follow, output
 from carril_client.cli.output import Output
 from carril_client.client import Client
@@ -126,14 +126,9 @@ def table_print(metric: str, candidate: Numbers, serving: Numbers | None, out: O
     )
 
 
+@training.training_options
 def ci_train(
-    dataset: Annotated[str, typer.Option("--dataset", "-d", help="dataset id")],
-    model: Annotated[str, typer.Option("--model", "-m", help="architecture or model version")],
-    epochs: Annotated[int | None, typer.Option()] = None,
-    seeds: Annotated[str | None, typer.Option(help="comma-separated")] = None,
-    gpus: Annotated[int | None, typer.Option()] = None,
-    imgsz: Annotated[int | None, typer.Option()] = None,
-    batch: Annotated[int | None, typer.Option()] = None,
+    request: training.TrainingRequest,
     gate_metric: Annotated[str, typer.Option(help="precision, recall, mAP50, mAP50-95")] = (
         "mAP50-95"
     ),
@@ -146,21 +141,11 @@ def ci_train(
 ) -> None:
     """Train, compare with the serving version, and (with --promote) promote the candidate
     only if it beats it by --min-improvement. Exit 1 when the job fails or the gate refuses."""
-    from carril_client.cli.app import seeds_parse
-
     if gate_metric not in METRICS:
         raise typer.BadParameter(f"one of {', '.join(METRICS)}", param_hint="--gate-metric")
     out = output(json_)
     with client() as carril:
-        job = carril.train(
-            dataset=dataset,
-            model=model,
-            epochs=epochs,
-            seeds=seeds_parse(seeds),
-            gpus=gpus,
-            imgsz=imgsz,
-            batch=batch,
-        )
+        job = request.start(carril)
         out.note(f"training job {job['id']}")
         job = job_follow(carril, job["id"], out)
         document: dict[str, Any] = {"job": job["id"], "job_state": job["state"]}
@@ -170,9 +155,11 @@ def ci_train(
             raise typer.Exit(exits.FAILED)
         candidate_version = carril.model_get(job["registered_model_version"])
         serving_version = carril.model_serving()
-        candidate = numbers_of(carril, candidate_version, dataset, evaluate, out)
+        candidate = numbers_of(carril, candidate_version, request.dataset, evaluate, out)
         serving = (
-            numbers_of(carril, serving_version, dataset, evaluate, out) if serving_version else None
+            numbers_of(carril, serving_version, request.dataset, evaluate, out)
+            if serving_version
+            else None
         )
         passed = gate_passes(gate_metric, candidate, serving, min_improvement)
         reason = comparison_text(gate_metric, candidate, serving, min_improvement, passed)
@@ -195,7 +182,7 @@ def ci_train(
                         "metric": gate_metric,
                         "over": "serving",
                         "min_improvement": min_improvement,
-                        "dataset": dataset,
+                        "dataset": request.dataset,
                     },
                 )
                 document["promoted"] = True

@@ -31,12 +31,15 @@ from gpu_service.api.schemas import (
     JobStateName,
     JobSubmit,
     KindName,
+    MediaProbe,
+    MediaPublic,
     WeightsImport,
     WeightsPublic,
 )
 from gpu_service.errors import NotFound, ValidationFailed
 from gpu_service.journal import JobState
 from gpu_service.storage import inside_storage
+from gpu_service.workloads.infer.media import check_media
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorEnvelope} for code in (401, 404, 409, 422, 500)
@@ -151,6 +154,16 @@ async def weights_import(
     if not src.is_file():
         raise ValidationFailed("no such file in shared storage", details={"path": body.path})
     return WeightsPublic(**await weights.weights_import(src=src))
+
+
+@private.post("/media/probe", response_model=MediaPublic, tags=["media"])
+def media_probe(body: MediaProbe, settings: SettingsDep) -> MediaPublic:
+    """Decode a video's first frame (or read a zip's listing) as an infer job's submit
+    would; 422 VALIDATION_ERROR with `details.reason` when it would be refused. A plain
+    `def`: decoding blocks, so it runs in the thread pool, not on the event loop."""
+    return MediaPublic(
+        **check_media(path=body.path, max_seconds=body.max_seconds, storage=settings.storage)
+    )
 
 
 @private.get("/weights/{fingerprint}", response_model=WeightsPublic, tags=["weights"])

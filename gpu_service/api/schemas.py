@@ -188,6 +188,26 @@ class WeightsImport(BaseModel):
     path: str
 
 
+class MediaProbe(BaseModel):
+    """A video or a zip of images already in shared storage, checked as an infer job's
+    submit would check it, before the web creates that job (ADR 0048)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1, max_length=1000, description="mp4, webm, avi or zip")
+    max_seconds: float = Field(600, gt=0, le=7200, description="longest video accepted")
+
+
+class MediaPublic(BaseModel):
+    kind: Literal["video", "archive"]
+    fps: float | None = None
+    frames: int | None = None
+    seconds: float | None = None
+    width: int | None = None
+    height: int | None = None
+    images: int | None = None  # a zip's image count
+
+
 class WeightsPublic(BaseModel):
     fingerprint: str  # sha256 hex of the file's bytes
     task: str

@@ -65,6 +65,7 @@ def test_an_odd_byte_in_a_path_the_gpu_service_is_sent_is_refused_with_422_never
 ) -> None:
     sent = [
         _post_json(service, "/v1/weights", {"path": path}),
+        _post_json(service, "/v1/media/probe", {"path": path}),
         _post_json(
             service, "/v1/jobs", {"kind": "infer", "spec": {"model": "a" * 64, "images": [path]}}
         ),

@@ -96,6 +96,7 @@ class FakeGpuService:
         self.weights: dict[str, Any] | None = None  # what POST /v1/weights answers
         self.weights_rejected = False
         self.weights_seen: list[bytes] = []
+        self.media_refused: str | None = None  # the `reason` POST /v1/media/probe refuses with
         self.gpus_answer: dict[str, Any] = {
             "runtime": "simulated",
             "gpus": [
@@ -162,6 +163,19 @@ class FakeGpuService:
             if self.weights_rejected:
                 return _error(422, "WEIGHTS_REJECTED")
             return httpx.Response(201, json=self.weights)
+        if method == "POST" and path == "/v1/media/probe":
+            if self.media_refused:
+                return httpx.Response(
+                    422,
+                    json={
+                        "error": {
+                            "code": "VALIDATION_ERROR",
+                            "message": f"video.path: {self.media_refused}",
+                            "details": {"field": "video.path", "reason": self.media_refused},
+                        }
+                    },
+                )
+            return httpx.Response(200, json={"kind": "video", "seconds": 1.0})
         return _error(404, "NOT_FOUND")
 
     def _submit(self, body: dict[str, Any]) -> httpx.Response:

@@ -45,6 +45,37 @@ def env_list(name: str, *, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def prices_parse(raw: str) -> dict[str, float]:
+    """`name=price,name=price` (a GPU model's name as the runtime reports it, and a price
+    of 0 or more), names compared without case. ValueError says what is wrong and where."""
+    prices: dict[str, float] = {}
+    seen: dict[str, str] = {}
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        name, equals, value = (piece.strip() for piece in item.rpartition("="))
+        if not equals or not name:
+            raise ValueError(f"{item!r} is not name=price (for example 'NVIDIA H100=2.5')")
+        try:
+            price = float(value)
+        except ValueError:
+            raise ValueError(f"the price of {name!r} is not a number: {value!r}") from None
+        if not math.isfinite(price) or price < 0:
+            raise ValueError(f"the price of {name!r} must be 0 or more, got {value!r}")
+        if name.casefold() in seen:
+            raise ValueError(f"{name!r} is given twice (also as {seen[name.casefold()]!r})")
+        seen[name.casefold()] = name
+        prices[name] = price
+    return prices
+
+
+def env_prices(name: str) -> dict[str, float]:
+    try:
+        return prices_parse(os.environ.get(name, ""))
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name}: {exc}") from exc
+
+
 def storage_root() -> Path:
     """CARRIL_STORAGE resolved to an absolute path: both services must agree on it."""
     return Path(os.environ.get("CARRIL_STORAGE", "./var")).expanduser().resolve()

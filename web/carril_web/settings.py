@@ -17,6 +17,7 @@ from carril_web.env import (
     env_float,
     env_int,
     env_list,
+    env_prices,
     env_str,
     private_file_create,
     production_secret_check,
@@ -99,6 +100,11 @@ if CARRIL_LOGIN_FAILURE_LIMIT < 1 or CARRIL_LOGIN_COOLOFF_S < 1 or CARRIL_TRUSTE
 CARRIL_QUOTA_MAX_GPUS = env_int("CARRIL_QUOTA_MAX_GPUS", default=0)
 CARRIL_QUOTA_GPU_HOURS_PER_MONTH = env_float("CARRIL_QUOTA_GPU_HOURS_PER_MONTH", default=0.0)
 CARRIL_QUOTA_STORAGE_BYTES = env_int("CARRIL_QUOTA_STORAGE_BYTES", default=0)
+
+# The cloud price per GPU-hour of an equivalent GPU, per GPU model (the name the runtime
+# reports), for the cost comparison (cost/gpu_prices.py, ADR 0049): `model=price,...`.
+# Models not listed take the cost page's single cloud price.
+CARRIL_GPU_PRICES = env_prices("CARRIL_GPU_PRICES")
 
 # Storage retention (issue 16, retention/policy.py); 0 turns a rule off.
 CARRIL_RETAIN_INFERENCE_DAYS = env_float("CARRIL_RETAIN_INFERENCE_DAYS", default=30.0)

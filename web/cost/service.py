@@ -19,6 +19,7 @@ from usage.selectors import usage_rows
 
 from cost import example_prices
 from cost.formulas import Inputs, compare, curves
+from cost.gpu_prices import gpu_prices_chosen, mix_rate, priced_rows
 
 GB = 1e9
 WINDOW = timedelta(days=30)  # "per month": the last 30 days
@@ -112,11 +113,14 @@ def cost_document(params: Mapping[str, str]) -> dict[str, Any]:
     share = chosen["training_share"]
     if share is None:
         share = seen["training_gpu_hours"] / seen["gpu_hours"] if seen["gpu_hours"] else 0.5
-    rate = (
+    single = (
         chosen["cloud_committed_per_gpu_hour"]
         if chosen["use_committed"] and chosen["cloud_committed_per_gpu_hour"] is not None
         else chosen["cloud_on_demand_per_gpu_hour"]
     )
+    prices = gpu_prices_chosen(params)
+    rows = priced_rows(hours_by_model=seen["gpu_hours_by_model"], prices=prices, default=single)
+    rate = mix_rate(rows, default=single)
     inputs = Inputs(
         hardware_price=chosen["hardware_price"],
         amortisation_months=chosen["amortisation_months"],
@@ -146,10 +150,13 @@ def cost_document(params: Mapping[str, str]) -> dict[str, Any]:
             **chosen,
             "kwh_per_gpu_hour": round(kwh, 6),
             "training_share": round(share, 6),
-            "cloud_rate_per_gpu_hour": rate,
+            "cloud_rate_per_gpu_hour": round(rate, 6),
+            "cloud_single_rate_per_gpu_hour": single,
+            "gpu_prices": prices,
             "gpu_hours_per_month": hours,
         },
         "measured": seen,
+        "by_gpu_model": rows,
         "at_measured": answer,
         "curves": curves(inputs, up_to=span),
     }

@@ -36,6 +36,7 @@ from registry.visibility import model_version_visible_to
 from gpu_service.contract import ARCHITECTURES, IMGSZ_MAX, IMGSZ_MIN, IMGSZ_MULTIPLE
 from jobs import delivery, reconciler
 from jobs.images import inference_image_check
+from jobs.media_probe import media_probe
 from jobs.models import Job, JobKind, JobState
 from jobs.quotas import quota_check
 
@@ -228,7 +229,15 @@ def job_create_inference(
             "imgsz": imgsz,
         }
         if media is not None:
-            spec.update(media_spec(media_store(media, folder=folder), video_options or {}))
+            stored = media_store(media, folder=folder)
+            # Refused here, not at delivery: an undecodable or too long video gets a 400
+            # and no job (ADR 0048).
+            media_probe(
+                path=stored,
+                name=media.name or stored.name,
+                max_seconds=(video_options or {}).get("max_seconds", 600),
+            )
+            spec.update(media_spec(stored, video_options or {}))
         fmt = fmt or version.serving_format
         if fmt != "pt":
             if not version.exports.filter(format=fmt, parity_passed=True).exists():
@@ -258,8 +267,8 @@ IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp"}
 
 def media_store(upload: UploadedFile, *, folder: Path) -> Path:
     """A video or a zip of images, stored under a name of our own; a zip is refused here
-    when a member name would leave its folder or is not an image (the GPU service checks
-    again, and decodes the video, at submit)."""
+    when a member name would leave its folder or is not an image (the GPU service then
+    checks both again, and decodes the video: `media_probe`)."""
     suffix = Path(upload.name or "").suffix.lower()
     if suffix not in VIDEO_SUFFIXES | {".zip"}:
         raise ValidationFailed(

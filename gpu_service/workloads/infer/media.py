@@ -40,25 +40,43 @@ def _refuse(field: str, message: str, **details: Any) -> errors.ValidationFailed
     return errors.ValidationFailed(f"{field}: {message}", details={"field": field, **details})
 
 
-def check_video(*, path: str, options: Any, storage: Path) -> VideoInfo:
+def check_video(*, path: str, max_seconds: float, storage: Path) -> VideoInfo:
     """The video decodes and is within its duration limit; its properties."""
     field = "video.path"
     video = inside_storage(path=path, storage=storage, field=field)
     if not video.is_file():
         raise errors.FileMissing(f"{field}: {path} does not exist", details={"field": field})
     if video.suffix.lower() not in VIDEO_SUFFIXES:
-        raise _refuse(field, "must be an mp4, webm or avi file", path=path)
+        raise _refuse(field, "must be an mp4, webm or avi file", path=path, reason="not_video")
     info = probe_video(video)
     if info is None:
         raise _refuse(field, "the video cannot be decoded", path=path, reason="undecodable")
-    if info.seconds > options.max_seconds:
+    if info.seconds > max_seconds:
         raise _refuse(
             field,
-            f"the video is {info.seconds:.1f} s long; the limit is {options.max_seconds:g} s",
+            f"the video is {info.seconds:.1f} s long; the limit is {max_seconds:g} s",
             reason="too_long",
             seconds=round(info.seconds, 3),
         )
     return info
+
+
+def check_media(*, path: str, max_seconds: float, storage: Path) -> dict[str, Any]:
+    """What the web asks before it creates an inference job over a video or a zip
+    (`POST /v1/media/probe`, ADR 0048): the same checks as the infer kind's submit, so the
+    web, which has no OpenCV, refuses what the GPU service would refuse, and no job is
+    created. The media's properties, or a ValidationFailed with `details.reason`."""
+    if PurePosixPath(path).suffix.lower() == ".zip":
+        return {"kind": "archive", "images": len(check_archive(path=path, storage=storage))}
+    info = check_video(path=path, max_seconds=max_seconds, storage=storage)
+    return {
+        "kind": "video",
+        "fps": info.fps,
+        "frames": info.frames,
+        "seconds": info.seconds,
+        "width": info.width,
+        "height": info.height,
+    }
 
 
 def probe_video(path: Path) -> VideoInfo | None:

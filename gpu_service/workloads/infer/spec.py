@@ -102,7 +102,7 @@ def check_infer(spec: BaseModel, storage: Path) -> None:
             source=spec.model, fmt=spec.format, storage=storage, fingerprint=spec.export
         )
     if spec.video is not None:
-        media.check_video(path=spec.video.path, options=spec.video, storage=storage)
+        media.check_video(path=spec.video.path, max_seconds=spec.video.max_seconds, storage=storage)
     if spec.archive is not None:
         media.check_archive(path=spec.archive, storage=storage)
 

@@ -22,11 +22,11 @@ KEY = "Zq3v8-NwLx0pT_5yGk1uRbH7mA2sEc9dJf4hVo6iWn_X"
 TOKEN = "P7nVw2_qXk9LzT4sYb0mRc8HdJ5uEa1gFo3iKl6tNp-Q"
 
 
-def start(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def start(tmp_path: Path, *, code: str = PRINT, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("CARRIL_")}
     clean.pop("DATABASE_URL", None)
     return subprocess.run(
-        [sys.executable, "-c", PRINT],
+        [sys.executable, "-c", code],
         cwd=ROOT / "web",
         env={
             **clean,
@@ -98,6 +98,33 @@ def test_a_bad_number_in_the_environment_is_refused_by_name(tmp_path):
     result = start(tmp_path, CARRIL_UPLOAD_MAX_BYTES="lots")
     assert result.returncode != 0
     assert "CARRIL_UPLOAD_MAX_BYTES" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ("NVIDIA H100", "'NVIDIA H100' is not name=price"),
+        ("NVIDIA H100=cheap", "the price of 'NVIDIA H100' is not a number: 'cheap'"),
+        ("NVIDIA A10=-1", "the price of 'NVIDIA A10' must be 0 or more"),
+        ("A10=1,a10=2", "'a10' is given twice"),
+        ("=2", "'=2' is not name=price"),
+    ],
+)
+def test_a_bad_gpu_price_list_stops_the_start_with_what_is_wrong(tmp_path, raw, problem):
+    result = start(tmp_path, CARRIL_GPU_PRICES=raw)
+    assert result.returncode != 0
+    assert f"CARRIL_GPU_PRICES: {problem}" in result.stderr
+
+
+def test_gpu_prices_are_read_per_model_when_the_web_starts(tmp_path):
+    result = start(
+        tmp_path,
+        code="import django; django.setup(); from django.conf import settings as s; "
+        "print(s.CARRIL_GPU_PRICES)",
+        CARRIL_GPU_PRICES=" NVIDIA H100 80GB HBM3 = 2.5 , NVIDIA A10=0.9,",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "{'NVIDIA H100 80GB HBM3': 2.5, 'NVIDIA A10': 0.9}"
 
 
 WEAK = {

@@ -252,10 +252,15 @@ def test_every_page_is_clean_under_axe_in_every_state(
 
 
 def test_the_usage_storage_and_cost_pages_are_clean_under_axe(
-    open_page: Callable[..., Any], audit: AxeAudit, admin: User, everything: dict[str, Any]
+    open_page: Callable[..., Any],
+    audit: AxeAudit,
+    admin: User,
+    everything: dict[str, Any],
+    settings: Any,
 ) -> None:
     from usage.models import AttemptUsage
 
+    settings.CARRIL_GPU_PRICES = {"NVIDIA H100 80GB HBM3": 2.5}  # the cost page's model table
     now = timezone.now()
     for n, job in enumerate(everything["jobs"].values(), start=1):
         AttemptUsage.objects.create(
@@ -267,6 +272,7 @@ def test_the_usage_storage_and_cost_pages_are_clean_under_axe(
             gpu_seconds=3600.0 * n,
             energy_wh=300.0 * n,
             energy_source="modelled",
+            gpu_model=("NVIDIA H100 80GB HBM3", "NVIDIA A10")[n % 2],
         )
     page = open_page("/usage/", user=admin)
     for chart in ("day", "user", "kind"):
@@ -284,6 +290,7 @@ def test_the_usage_storage_and_cost_pages_are_clean_under_axe(
     page.context.close()
     page = open_page("/cost/?gpu_hours_per_month=300", user=admin)
     page.wait_for_selector("[data-testid=cost-chart] .uplot")
+    assert page.locator("[data-testid=cost-by-model] tbody tr").count() == 2
     audit.check(page, "cost")
     assert page.script_errors == []
     _shot(page, "cost")
@@ -483,6 +490,44 @@ def test_a_refused_weights_import_is_announced_and_takes_the_focus(
     assert not ModelVersion.objects.filter(name="mystery").exists()
     audit.check(page, "import refused")
     _shot(page, "import-refused")
+
+
+def test_an_undecodable_video_sent_from_the_inference_form_is_refused_and_no_job_is_made(
+    open_page: Callable[..., Any],
+    audit: AxeAudit,
+    owner: User,
+    storage: Path,
+    gpu_service: Callable[..., Any],
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    from tests.web.factories import model_version
+
+    service = gpu_service(storage=storage)  # the real one: it decodes, the web cannot
+    settings.CARRIL_GPU_SERVICE_URL = service.url
+    monkeypatch.setenv("CARRIL_GPU_SERVICE_TOKEN", service.token)
+    _weights(storage, "c" * 64)
+    _write(lambda: model_version(fingerprint="c" * 64, stage="serving"))
+    video = tmp_path / "holiday.mp4"
+    video.write_bytes(b"\x00\x00\x00\x18ftypmp42 not a video at all" * 10)
+
+    page = open_page("/infer/", user=owner)
+    page.set_input_files("#id_media", str(video))
+    page.click("[data-testid=infer-submit]")
+    page.wait_for_function(
+        "() => document.activeElement.matches('[data-upload-errors]')", timeout=30_000
+    )
+
+    shown = page.inner_text("[data-testid=infer-errors]")
+    assert "holiday.mp4: the video cannot be decoded" in shown
+    assert "VALIDATION_ERROR" in shown
+    heard = [a["text"] for a in announcements(page)]
+    assert any("VALIDATION_ERROR" in text for text in heard), heard
+    assert not Job.objects.exists()
+    assert not any((storage / "uploads" / "infer").iterdir())
+    audit.check(page, "video refused")
+    assert page.script_errors == []
 
 
 def test_the_webhooks_page_is_clean_under_axe_empty_with_deliveries_and_refused(

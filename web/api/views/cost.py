@@ -11,7 +11,15 @@ from rest_framework.views import APIView
 
 class CostView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter(name, str) for name in (*NUMBERS, "gpu_hours_per_month")],
+        parameters=[
+            *(OpenApiParameter(name, str) for name in (*NUMBERS, "gpu_hours_per_month")),
+            OpenApiParameter(
+                "gpu_prices",
+                str,
+                description="cloud price per GPU-hour by GPU model, `model=price,...`; "
+                "default CARRIL_GPU_PRICES (ADR 0049)",
+            ),
+        ],
         responses={200: dict},
     )
     def get(self, request: Request) -> Response:

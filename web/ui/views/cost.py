@@ -53,6 +53,10 @@ def cost_page(request: HttpRequest) -> HttpResponse:
         {
             "cost": document,
             "fields": fields,
+            "gpu_prices": given.get("gpu_prices", ""),
+            "gpu_prices_configured": ", ".join(
+                f"{name}={price:g}" for name, price in document["inputs"]["gpu_prices"].items()
+            ),
             "problem": problem,
             "use_committed": given.get("use_committed") in {"1", "true", "on", "yes"},
         },

@@ -126,6 +126,37 @@ def test_a_zip_with_something_that_is_not_an_image_is_refused(
         assert error.details["reason"] == "not_image"
 
 
+def test_the_probe_the_web_asks_at_submit_reads_a_video_or_zip_and_refuses_as_submit_does(
+    storage: Path,
+) -> None:
+    from gpu_service.workloads.infer.media import check_media
+
+    make_video(storage / "uploads" / "clip.mp4", frames=20, fps=10.0, size=96)
+    make_zip(storage / "uploads" / "imgs.zip", {"a.png": png_bytes(), "b.png": png_bytes()})
+    (storage / "uploads" / "broken.avi").write_bytes(b"RIFF not a video" * 50)
+
+    video = check_media(path="uploads/clip.mp4", max_seconds=60, storage=storage)
+    assert video == {
+        "kind": "video",
+        "fps": 10.0,
+        "frames": 20,
+        "seconds": 2.0,
+        "width": 96,
+        "height": 96,
+    }
+    assert check_media(path="uploads/imgs.zip", max_seconds=60, storage=storage) == {
+        "kind": "archive",
+        "images": 2,
+    }
+    for path, max_seconds, reason in (
+        ("uploads/broken.avi", 60, "undecodable"),
+        ("uploads/clip.mp4", 1, "too_long"),
+    ):
+        with pytest.raises(errors.ValidationFailed) as refused:
+            check_media(path=path, max_seconds=max_seconds, storage=storage)
+        assert refused.value.details["reason"] == reason
+
+
 def test_a_zip_of_images_gives_one_result_per_image(
     make_context, storage: Path, fingerprint: str
 ) -> None:

@@ -1,0 +1,51 @@
+"""A video or zip of images checked by the GPU service before its inference job exists.
+
+The web has no OpenCV (its image stays small), so it cannot tell whether a video
+decodes; the GPU service can, and would refuse the job at delivery, after the user was
+told it was accepted. So the web asks first (`POST /v1/media/probe`, ADR 0048): a
+refusal becomes the user's 400 VALIDATION_ERROR with the GPU service's `reason`, and
+no job is created. When the GPU service cannot answer, the submit is refused with 503
+GPU_SERVICE_UNAVAILABLE rather than creating a job nobody has checked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gpu_client
+from carril_web.errors import GpuServiceUnavailable, ValidationFailed
+
+
+def media_probe(*, path: Path, name: str, max_seconds: float) -> dict[str, Any]:
+    """The media's properties as the GPU service read them; ValidationFailed when it
+    would refuse them, GpuServiceUnavailable when it cannot be asked."""
+    try:
+        with gpu_client.client_build() as gpu:
+            return gpu.media_probe(path=path, max_seconds=max_seconds)
+    except GpuServiceUnavailable as exc:
+        raise GpuServiceUnavailable(
+            "The GPU service cannot check the video or zip right now; try again shortly.",
+            details={"field": "media", **exc.details},
+        ) from exc
+    except gpu_client.GpuServiceRefused as exc:
+        if exc.code != "VALIDATION_ERROR":
+            # Not the media's fault (a token or a storage mount that does not match):
+            # the user can only wait for an operator.
+            raise GpuServiceUnavailable(
+                "The GPU service could not check the video or zip.",
+                details={"field": "media", "reason": "probe_refused", "code": exc.code},
+            ) from exc
+        problem = _without_field(exc.message, field=exc.details.get("field"))
+        raise ValidationFailed(
+            f"{name}: {problem}",
+            details={"fields": {"media": [problem]}, "reason": exc.details.get("reason", "")},
+        ) from exc
+
+
+def _without_field(message: str, *, field: Any) -> str:
+    """The GPU service names its own spec field ("video.path: ..."); the user sent `media`."""
+    prefix = f"{field}: "
+    return (
+        message[len(prefix) :] if isinstance(field, str) and message.startswith(prefix) else message
+    )
