@@ -56,6 +56,17 @@ dataset.zip
 ├── data.yaml
 ├── images/            a.jpg, b.jpg, ...  (or images/train/ only)
 └── labels/            a.txt, b.txt, ..."""
+AUTO_SPLIT_RULE = (
+    f"With no val split, val is split off the uploaded images: "
+    f"{AUTO_SPLIT_VAL_FRACTION:.0%} of them (rounded, at least 1; train keeps the rest), "
+    f"picked by shuffling them, sorted by path, with seed {AUTO_SPLIT_SEED}: the same zip "
+    "always gives the same split."
+)
+ACCEPTED_LAYOUTS = (
+    ("Ultralytics", EXPECTED_LAYOUT),
+    ("A Roboflow YOLOv8 export", ROBOFLOW_LAYOUT),
+    ("One split, divided automatically", ONE_SPLIT_LAYOUT),
+)
 
 
 @dataclass
