@@ -32,30 +32,31 @@ AUTO_SPLIT_VAL_FRACTION = 0.2
 # not found, the upload page and the README's "Dataset format" (a test keeps it the same).
 EXPECTED_LAYOUT = """\
 dataset.zip
-├── data.yaml          names: [square, disc]
+├── data.yaml
 ├── images/
-│   ├── train/         a.jpg, b.jpg, ...
-│   └── val/           c.jpg, ...
+│   ├── train/   a.jpg, b.jpg, ...
+│   └── val/     c.jpg, ...
 └── labels/
-    ├── train/         a.txt, b.txt, ...  (one line per object: class cx cy w h)
-    └── val/           c.txt, ..."""
+    ├── train/   a.txt, b.txt, ...
+    └── val/     c.txt, ..."""
 ROBOFLOW_LAYOUT = """\
 dataset.zip
 ├── data.yaml
+├── README.roboflow.txt   (ignored)
 ├── train/
-│   ├── images/        a.jpg, ...
-│   └── labels/        a.txt, ...
-├── valid/             (or val/)
+│   ├── images/   a.jpg, ...
+│   └── labels/   a.txt, ...
+├── valid/        (or val/)
 │   ├── images/
 │   └── labels/
-└── test/              (optional)
+└── test/         (optional)
     ├── images/
     └── labels/"""
 ONE_SPLIT_LAYOUT = """\
 dataset.zip
 ├── data.yaml
-├── images/            a.jpg, b.jpg, ...  (or images/train/ only)
-└── labels/            a.txt, b.txt, ..."""
+├── images/   a.jpg, b.jpg, ...
+└── labels/   a.txt, b.txt, ..."""
 AUTO_SPLIT_RULE = (
     f"With no val split, val is split off the uploaded images: "
     f"{AUTO_SPLIT_VAL_FRACTION:.0%} of them (rounded, at least 1; train keeps the rest), "

@@ -59,20 +59,25 @@ def dataset_summary(*, dataset: Any) -> dict[str, Any]:
         )
     problems = list(report.get("problems") or [])
     warnings = list(report.get("warnings") or [])
+    # A refusal that comes with the expected layout is shown with it, not again as a note.
+    layout_help = [p for p in problems if (p.get("details") or {}).get("expected_layout")]
+    instances = sum(s["instances"] for s in splits)
     return {
         "classes": classes,
         "splits": splits,
         "images": sum(s["images"] for s in splits),
         "labels": sum(s["labels"] for s in splits),
         "background_images": sum(s["background_images"] for s in splits),
-        "instances": sum(s["instances"] for s in splits),
+        "instances": instances,
         # Files without an image are listed as notes; the other warnings stand out above.
-        "problems": problems + [w for w in warnings if w.get("code") == "label_without_image"],
+        "problems": [p for p in problems if p not in layout_help]
+        + [w for w in warnings if w.get("code") == "label_without_image"],
         "problems_total": report.get("problems_total", len(problems)),
         "warnings": [w for w in warnings if w.get("code") != "label_without_image"],
-        "layout_help": [p for p in problems if (p.get("details") or {}).get("expected_layout")],
+        "layout_help": layout_help,
         "auto_split": _auto_split(report.get("auto_split"), splits),
-        "class_balance": class_balance(classes=classes, splits=splits),
+        # Nothing to balance without a labelled object (a refusal for missing labels).
+        "class_balance": class_balance(classes=classes, splits=splits) if instances else None,
     }
 
 

@@ -21,8 +21,9 @@ from django.utils.html import escape
 from tests.web import dataset_zips as z
 
 
-def uploaded(owner: User, files: dict, tmp_path: Path) -> Dataset:
-    data = z.write_zip(tmp_path / "d.zip", files).read_bytes()
+def uploaded(owner: User, files: dict, folder: Path) -> Dataset:
+    folder.mkdir(parents=True, exist_ok=True)
+    data = z.write_zip(folder / "d.zip", files).read_bytes()
     try:
         return dataset_create_from_upload(
             owner=owner, name="shapes", upload=SimpleUploadedFile("d.zip", data)
@@ -58,6 +59,8 @@ def test_a_refused_dataset_page_names_the_misplaced_labels_under_the_expected_la
     assert "annotations/train/train_0.txt" in named.group(1)
     assert "The first 20 of 24 are named." in html
     assert escape(EXPECTED_LAYOUT) in html
+    assert "1 problem listed below" in html
+    assert "class-balance-chart" not in html  # no labelled object: nothing to balance
 
 
 def test_a_dataset_page_shows_its_warnings_and_background_images(
@@ -120,16 +123,25 @@ def test_the_class_balance_chart_draws_a_bar_per_class_and_split_with_a_table(
     assert cells == ["7", "3", "2", "3"]
 
 
-@pytest.mark.parametrize("classes", [[], ["only"]])
-def test_a_dataset_without_counts_draws_no_chart_or_a_single_group(
-    owner_client: Client, owner: User, storage: Path, classes: list[str]
+@pytest.mark.parametrize(
+    ("classes", "instances", "drawn"),
+    [([], 0, False), (["only"], 0, False), (["only"], 4, True)],
+)
+def test_the_chart_is_drawn_only_when_there_are_labelled_objects(
+    owner_client: Client,
+    owner: User,
+    storage: Path,
+    classes: list[str],
+    instances: int,
+    drawn: bool,
 ) -> None:
+    per_class = {name: instances for name in classes}
     dataset = Dataset.objects.create(
         owner=owner,
         name="bare",
         classes=classes,
-        splits={"train": {"images": 1, "per_class": {}}},
+        splits={"train": {"images": 1, "instances": instances, "per_class": per_class}},
         report={"valid": True, "problems": [], "warnings": []},
     )
     html = page(owner_client, dataset)
-    assert ("class-balance-chart" in html) is bool(classes)
+    assert ("class-balance-chart" in html) is drawn
