@@ -51,23 +51,23 @@ def duplicates_warn(*, digests: dict[str, list[tuple[str, str]]], report: Report
         for digest, rel in digests.get(first, []):
             seen.setdefault(digest, rel)
         for second in SPLIT_ORDER[i + 1 :]:
+            # Lists, in the order of `splits`: a JSON object's key order is not kept by
+            # PostgreSQL's jsonb.
             pairs = [
-                {first: seen[digest], second: rel}
-                for digest, rel in digests.get(second, [])
-                if digest in seen
+                [seen[digest], rel] for digest, rel in digests.get(second, []) if digest in seen
             ]
             if pairs:
                 _duplicates_warning(first, second, pairs, report=report)
 
 
-def _duplicates_warning(first: str, second: str, pairs: list[dict], *, report: Report) -> None:
-    example = pairs[0]
+def _duplicates_warning(first: str, second: str, pairs: list[list[str]], *, report: Report) -> None:
+    first_path, second_path = pairs[0]
     report.warn(
         code="duplicate_across_splits",
         message=(
             f"{len(pairs)} {second} image{'s' if len(pairs) != 1 else ''} "
             f"{'are' if len(pairs) != 1 else 'is'} identical to {first} images "
-            f"(e.g. {example[second]} and {example[first]}): a model evaluated on images it "
+            f"(e.g. {second_path} and {first_path}): a model evaluated on images it "
             "trained on looks better than it is"
         ),
         details={

@@ -139,8 +139,8 @@ def test_the_same_image_in_train_and_val_is_flagged_by_its_content(owner_api, tm
     assert warning["details"]["splits"] == ["train", "val"]
     assert warning["details"]["count"] == 2
     assert warning["details"]["examples"] == [
-        {"train": "images/train/train_0.png", "val": "images/val/val_1.png"},
-        {"train": "images/train/train_2.png", "val": "images/val/val_3.png"},
+        ["images/train/train_0.png", "images/val/val_1.png"],
+        ["images/train/train_2.png", "images/val/val_3.png"],
     ]
     assert "2 val images are identical to train images" in warning["message"]
 
