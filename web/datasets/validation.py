@@ -138,8 +138,8 @@ def _labels_check(*, found: FoundSplits, report: Report) -> None:
             code="labels_misplaced",
             message=(
                 f"{len(misplaced)} label file{'s' if len(misplaced) != 1 else ''} named like "
-                "an image but not where its label is looked for (labels/<split>/<image "
-                "name>.txt, beside images/<split>/); move them as shown"
+                "an image but not where its label is looked for (labels/<split>/ for "
+                "images/<split>/, or <split>/labels/ for <split>/images/); move them as shown"
             ),
             details={
                 "files": misplaced[:MAX_NAMED_FILES],
@@ -160,8 +160,8 @@ def _labels_check(*, found: FoundSplits, report: Report) -> None:
             code="no_labels",
             message=(
                 f"no {split} image has a labelled object ({counts.images} images, "
-                f"{counts.labels} label files): labels go in labels/{split}/, one .txt per "
-                "image with the image's name"
+                f"{counts.labels} label files): each image needs a .txt of its name, one line "
+                "per object, in the labels folder beside its images folder"
             ),
             details={"split": split, "expected_layout": EXPECTED_LAYOUT},
         )
