@@ -49,9 +49,24 @@ def report_print(report: dict[str, Any], out: Output) -> None:
         if problem.get("line"):
             where = f"{where}:{problem['line']}"
         out.err.print(f"  {where}: {problem.get('code')}: {problem.get('message')}", markup=False)
+        _details_print(problem.get("details") or {}, out)
     more = int(report.get("problems_total") or 0) - len(problems)
     if more > 0:
         out.err.print(f"  ... and {more} more", markup=False)
+
+
+def _details_print(details: dict[str, Any], out: Output) -> None:
+    """Labels found in the wrong place, by name, and the layout the server expects."""
+    files = details.get("files") or []
+    for name in files:
+        out.err.print(f"      {name}", markup=False)
+    rest = int(details.get("files_total") or 0) - len(files)
+    if rest > 0:
+        out.err.print(f"      ... and {rest} more", markup=False)
+    if details.get("expected_layout"):
+        out.err.print("    expected layout:", markup=False)
+        for line in str(details["expected_layout"]).splitlines():
+            out.err.print(f"      {line}", markup=False)
 
 
 def dataset_print(dataset: dict[str, Any], out: Output) -> None:
@@ -65,6 +80,8 @@ def dataset_print(dataset: dict[str, Any], out: Output) -> None:
             for name, s in splits.items()
         ],
     )
+    for warning in (dataset.get("report") or {}).get("warnings") or []:
+        out.say(f"warning: {warning.get('code')}: {warning.get('message')}")
 
 
 @app.command("list")

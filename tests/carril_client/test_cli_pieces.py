@@ -120,3 +120,45 @@ def test_train_and_ci_train_send_the_same_training_request(recording_server, mon
     )
     assert [result.exit_code for result in refused] == [2, 2]  # usage; nothing was sent
     assert len(sent) == 2
+
+
+def test_a_refusal_for_misplaced_labels_prints_the_files_and_the_expected_layout(capsys):
+    from carril_client.cli.datasets import report_print
+    from carril_client.cli.output import Output
+
+    report = {
+        "problems_total": 1,
+        "problems": [
+            {
+                "code": "labels_misplaced",
+                "message": "22 label files named like an image but not where...",
+                "file": None,
+                "line": None,
+                "details": {
+                    "files": ["annotations/train/a.txt", "annotations/train/b.txt"],
+                    "files_total": 22,
+                    "expected_layout": "dataset.zip\n└── labels/",
+                },
+            }
+        ],
+    }
+    report_print(report, Output())
+    err = capsys.readouterr().err
+    assert "(archive): labels_misplaced: 22 label files" in err
+    assert "      annotations/train/b.txt\n      ... and 20 more" in err
+    assert "expected layout:\n      dataset.zip\n      └── labels/" in err
+
+
+def test_a_dataset_is_printed_with_its_warnings(capsys):
+    from carril_client.cli.datasets import dataset_print
+    from carril_client.cli.output import Output
+
+    dataset = {
+        "id": "d1",
+        "name": "shapes",
+        "classes": ["a"],
+        "splits": {"train": {"images": 4, "labels": 1, "instances": 1}},
+        "report": {"warnings": [{"code": "mostly_background", "message": "3 of 4 train"}]},
+    }
+    dataset_print(dataset, Output())
+    assert "warning: mostly_background: 3 of 4 train" in capsys.readouterr().out

@@ -55,15 +55,27 @@ def write_zip(path: Path, files: dict[str, bytes | str]) -> Path:
 
 def good_files(*, splits: tuple[str, ...] = ("train", "val"), per_split: int = 3) -> dict:
     files: dict[str, bytes | str] = {"data.yaml": NAMES_YAML}
-    for split in splits:
+    for n, split in enumerate(splits):
         for i in range(per_split):
-            files[f"images/{split}/{split}_{i}.png"] = png(colour=(10 * i, 100, 50))
+            # A colour of its own per image: no image is in two splits (that is a warning).
+            files[f"images/{split}/{split}_{i}.png"] = png(colour=(10 * i, 100 + 40 * n, 50))
             files[f"labels/{split}/{split}_{i}.txt"] = "0 0.5 0.5 0.25 0.25\n1 0.2 0.3 0.1 0.1\n"
     return files
 
 
 def good_zip(path: Path, **kwargs: object) -> Path:
     return write_zip(path, good_files(**kwargs))  # type: ignore[arg-type]
+
+
+def labels_moved(files: dict, *, to: str) -> dict:
+    """The same files with every `labels/` folder renamed `to` (e.g. `annotations/`), or,
+    with `to="images"`, each label put beside its image."""
+    moved = {}
+    for name, data in files.items():
+        if name.startswith("labels/"):
+            name = to + name[len("labels") :]
+        moved[name] = data
+    return moved
 
 
 def with_label(path: Path, line: str) -> Path:

@@ -77,8 +77,16 @@ class DatasetOut(serializers.Serializer):
     name = serializers.CharField()
     owner = serializers.CharField(source="owner.username")
     classes = serializers.ListField(child=serializers.CharField())
-    splits = serializers.DictField()
-    report = serializers.DictField()
+    splits = serializers.DictField(
+        help_text="per split (train, val, test): {images, labels, instances, "
+        "background_images, per_class: {class name: instances}}; given here only, also for an "
+        "`invalid` dataset (what was found)"
+    )
+    report = serializers.DictField(
+        help_text="{valid, totals, per_class, auto_split, problems: [{code, message, file, "
+        "line, details?}], problems_total, warnings: [{code, message, file, details?}]}; "
+        "codes in docs/api-errors.md"
+    )
     size_bytes = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     state = serializers.ChoiceField(

@@ -5,6 +5,10 @@ Accepted layouts, under the folder holding `data.yaml` (the zip's root or its on
 `images/` + `labels/` (one split). One split is divided into train/val with a fixed seed,
 so the same upload always gives the same split. Stored layout: `images/<split>/` and
 `labels/<split>/` with splits train, val and optionally test.
+
+A `.txt` file named like an image that has no label, found anywhere but where that
+image's label is looked for, is a misplaced label (ADR 0046): the upload is refused
+rather than trained as background.
 """
 
 from __future__ import annotations
@@ -24,6 +28,47 @@ SPLIT_ALIASES = {
 AUTO_SPLIT_SEED = 0
 AUTO_SPLIT_VAL_FRACTION = 0.2
 
+# The layouts we accept, shown where a user needs them: a refusal for labels that were
+# not found, the upload page and the README's "Dataset format" (a test keeps it the same).
+EXPECTED_LAYOUT = """\
+dataset.zip
+├── data.yaml
+├── images/
+│   ├── train/   a.jpg, b.jpg, ...
+│   └── val/     c.jpg, ...
+└── labels/
+    ├── train/   a.txt, b.txt, ...
+    └── val/     c.txt, ..."""
+ROBOFLOW_LAYOUT = """\
+dataset.zip
+├── data.yaml
+├── README.roboflow.txt   (ignored)
+├── train/
+│   ├── images/   a.jpg, ...
+│   └── labels/   a.txt, ...
+├── valid/        (or val/)
+│   ├── images/
+│   └── labels/
+└── test/         (optional)
+    ├── images/
+    └── labels/"""
+ONE_SPLIT_LAYOUT = """\
+dataset.zip
+├── data.yaml
+├── images/   a.jpg, b.jpg, ...
+└── labels/   a.txt, b.txt, ..."""
+AUTO_SPLIT_RULE = (
+    f"With no val split, val is split off the uploaded images: "
+    f"{AUTO_SPLIT_VAL_FRACTION:.0%} of them (rounded, at least 1; train keeps the rest), "
+    f"picked by shuffling them, sorted by path, with seed {AUTO_SPLIT_SEED}: the same zip "
+    "always gives the same split."
+)
+ACCEPTED_LAYOUTS = (
+    ("Ultralytics", EXPECTED_LAYOUT),
+    ("A Roboflow YOLOv8 export", ROBOFLOW_LAYOUT),
+    ("One split, divided automatically", ONE_SPLIT_LAYOUT),
+)
+
 
 @dataclass
 class Sample:
@@ -37,6 +82,8 @@ class Sample:
 class FoundSplits:
     splits: dict[str, list[Sample]] = field(default_factory=dict)
     orphan_labels: list[str] = field(default_factory=list)
+    # `.txt` files named like an unlabelled image, outside where its label is looked for.
+    misplaced_labels: list[str] = field(default_factory=list)
     auto_split: dict[str, object] | None = None
 
 
@@ -108,9 +155,30 @@ def splits_find(*, root: Path) -> FoundSplits:
         samples, orphans = _pair(images_dir, labels_dir, root=root)
         found.splits.setdefault(split, []).extend(samples)
         found.orphan_labels.extend(orphans)
+    _misplaced_find(found, root=root)
     if set(found.splits) - {"test"} and "val" not in found.splits:
         _auto_split(found)
     return found
+
+
+def _misplaced_find(found: FoundSplits, *, root: Path) -> None:
+    """Name the `.txt` files that look like labels of unlabelled images: same stem, but not
+    at `labels/<split>/<stem>.txt` (beside the image, in `annotations/`, one level off).
+    A stem match, not any `.txt`: a Roboflow export's README.roboflow.txt is no label."""
+    used = {s.label for samples in found.splits.values() for s in samples if s.label}
+    unlabelled = {
+        s.image.stem for samples in found.splits.values() for s in samples if s.label is None
+    }
+    if not unlabelled:
+        return
+    misplaced = [
+        str(p.relative_to(root))
+        for p in sorted(root.rglob("*.txt"))
+        if p.is_file() and p not in used and p.stem in unlabelled
+    ]
+    found.misplaced_labels = misplaced
+    taken = set(misplaced)
+    found.orphan_labels = [o for o in found.orphan_labels if o not in taken]
 
 
 def _auto_split(found: FoundSplits) -> None:

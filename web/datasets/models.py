@@ -22,7 +22,8 @@ class Dataset(models.Model):
     )
     name = models.CharField(max_length=200)
     classes = models.JSONField(default=list)
-    # {"train": {"images", "labels", "instances", "per_class"}, "val": {...}}
+    # {"train": {"images", "labels", "instances", "background_images", "per_class"}, ...}:
+    # the per-split counts, given once (the report holds totals, problems and warnings).
     splits = models.JSONField(default=dict)
     report = models.JSONField(default=dict)
     size_bytes = models.BigIntegerField(default=0)

@@ -1,4 +1,8 @@
-"""The validation report: what a dataset holds and every problem with its file and line."""
+"""The validation report: what a dataset holds, every problem with its file and line, and
+the warnings about a dataset that is valid but may not be what its owner meant (ADR 0046).
+
+The per-split counts are the dataset's `splits` and its class names its `classes`; the
+report document (`as_dict`) gives neither again, only totals, problems and warnings."""
 
 from __future__ import annotations
 
@@ -37,15 +41,34 @@ class Report:
     auto_split: dict[str, Any] | None = None
 
     def problem(
-        self, *, code: str, message: str, file: str | None = None, line: int | None = None
+        self,
+        *,
+        code: str,
+        message: str,
+        file: str | None = None,
+        line: int | None = None,
+        details: dict[str, Any] | None = None,
     ) -> None:
         self.problems_total += 1
         if len(self.problems) < MAX_LISTED_PROBLEMS:
-            self.problems.append({"code": code, "message": message, "file": file, "line": line})
+            entry: dict[str, Any] = {"code": code, "message": message, "file": file, "line": line}
+            if details is not None:
+                entry["details"] = details
+            self.problems.append(entry)
 
-    def warn(self, *, code: str, message: str, file: str | None = None) -> None:
+    def warn(
+        self,
+        *,
+        code: str,
+        message: str,
+        file: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
         if len(self.warnings) < MAX_LISTED_PROBLEMS:
-            self.warnings.append({"code": code, "message": message, "file": file})
+            entry: dict[str, Any] = {"code": code, "message": message, "file": file}
+            if details is not None:
+                entry["details"] = details
+            self.warnings.append(entry)
 
     @property
     def valid(self) -> bool:
@@ -58,16 +81,19 @@ class Report:
                 totals.setdefault(name, {"instances": 0})["instances"] += n
         return totals
 
+    def splits_dict(self) -> dict[str, dict[str, Any]]:
+        """The per-split counts: the dataset's `splits`, kept on the row, valid or not."""
+        return {name: counts.as_dict() for name, counts in self.splits.items()}
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "valid": self.valid,
-            "classes": list(self.classes),
-            "splits": {name: counts.as_dict() for name, counts in self.splits.items()},
             "per_class": self.per_class_totals(),
             "totals": {
                 "images": sum(c.images for c in self.splits.values()),
                 "labels": sum(c.labels for c in self.splits.values()),
                 "instances": sum(c.instances for c in self.splits.values()),
+                "background_images": sum(c.background_images for c in self.splits.values()),
             },
             "auto_split": self.auto_split,
             "problems": list(self.problems),

@@ -146,8 +146,9 @@ def dataset_validate(*, dataset_id: uuid.UUID) -> Dataset | None:
             (work / "dataset").rename(final)
         finished = Dataset.objects.filter(id=dataset_id, state=DatasetState.VALIDATING).update(
             state=DatasetState.READY if report.valid else DatasetState.INVALID,
-            classes=report.classes if report.valid else [],
-            splits=report.as_dict()["splits"] if report.valid else {},
+            # Kept for a refused dataset too: what was found is part of why it was refused.
+            classes=report.classes,
+            splits=report.splits_dict(),
             report=report.as_dict(),
             size_bytes=_tree_size(final) if report.valid else 0,
             progress={},

@@ -1,10 +1,14 @@
 """Checking a dataset: `data.yaml` with a safe loader, every image within the pixel cap
 (read from its header) and decoding, every label line is `class cx cy w h` with a class
-in range and four finite coordinates in [0, 1]."""
+in range and four finite coordinates in [0, 1]; labels where they are looked for, and
+labelled objects in train and val (ADR 0046). A valid dataset may still get warnings
+(datasets/soundness.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,11 +17,14 @@ import yaml
 from carril_web.images import NotAnImage, TooManyPixels, image_header_read
 from PIL import Image
 
-from datasets.layout import FoundSplits
+from datasets.layout import EXPECTED_LAYOUT, FoundSplits
 from datasets.report import Report, SplitCounts
+from datasets.soundness import background_warn, duplicates_warn
 
 MAX_YAML_BYTES = 256 * 1024
 MAX_LABEL_BYTES = 4 * 1024 * 1024
+# How many misplaced label files a refusal names; its count covers them all.
+MAX_NAMED_FILES = 20
 
 
 def classes_from_yaml(*, path: Path, report: Report) -> list[str]:
@@ -76,6 +83,7 @@ def splits_validate(
     report.auto_split = found.auto_split
     total = sum(len(found.splits.get(split, [])) for split in ("train", "val", "test"))
     done = 0
+    digests: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for orphan in found.orphan_labels:
         report.warn(code="label_without_image", message="label file with no image", file=orphan)
     for split in ("train", "val", "test"):
@@ -86,6 +94,7 @@ def splits_validate(
         for sample in found.splits[split]:
             counts.images += 1
             _image_check(sample.image, rel=sample.rel_image, report=report, max_pixels=max_pixels)
+            digests[split].append((_digest(sample.image), sample.rel_image))
             done += 1
             if progress is not None:
                 progress(done, total)
@@ -103,11 +112,64 @@ def splits_validate(
             if instances == 0:
                 counts.background_images += 1
     if not found.splits or not any(s.images for s in report.splits.values()):
-        report.problem(code="no_images", message="no images found (expected images/ and labels/)")
+        report.problem(
+            code="no_images",
+            message="no images found where they are looked for; lay the zip out as shown",
+            details={"expected_layout": EXPECTED_LAYOUT},
+        )
         return
     for split in ("train", "val"):
         if not report.splits.get(split) or report.splits[split].images == 0:
             report.problem(code="split_empty", message=f"the {split} split has no images")
+    _labels_check(found=found, report=report)
+    if report.valid:
+        background_warn(report=report)
+        duplicates_warn(digests=digests, report=report)
+
+
+def _labels_check(*, found: FoundSplits, report: Report) -> None:
+    """Refuse labels that were not found: misplaced ones, or none in train or val at all.
+
+    Trained as they are, such a dataset is all background images: a model that learns
+    nothing, after a training that looked fine."""
+    misplaced = found.misplaced_labels
+    if misplaced:
+        report.problem(
+            code="labels_misplaced",
+            message=(
+                f"{len(misplaced)} label file{'s' if len(misplaced) != 1 else ''} named like "
+                "an image but not where its label is looked for (labels/<split>/ for "
+                "images/<split>/, or <split>/labels/ for <split>/images/); move them as shown"
+            ),
+            details={
+                "files": misplaced[:MAX_NAMED_FILES],
+                "files_total": len(misplaced),
+                "expected_layout": EXPECTED_LAYOUT,
+            },
+        )
+        return
+    unlabelled = [
+        split
+        for split in ("train", "val")
+        if report.splits.get(split) and report.splits[split].images
+        if report.splits[split].instances == 0
+    ]
+    for split in unlabelled:
+        counts = report.splits[split]
+        report.problem(
+            code="no_labels",
+            message=(
+                f"no {split} image has a labelled object ({counts.images} images, "
+                f"{counts.labels} label files): each image needs a .txt of its name, one line "
+                "per object, in the labels folder beside its images folder"
+            ),
+            details={"split": split, "expected_layout": EXPECTED_LAYOUT},
+        )
+
+
+def _digest(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _image_check(path: Path, *, rel: str, report: Report, max_pixels: int) -> None:

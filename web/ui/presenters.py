@@ -16,6 +16,7 @@ from django.utils.dateparse import parse_datetime
 from jobs.models import job_states_public
 
 from gpu_service.contract import FITNESS_METRIC
+from ui.class_balance import class_balance
 
 
 def dataset_row(*, dataset: Any) -> dict[str, Any]:
@@ -39,6 +40,7 @@ def _split_order(name: str) -> tuple[int, str]:
 
 def dataset_summary(*, dataset: Any) -> dict[str, Any]:
     report = dataset.report or {}
+    # Rows validated before migration 0003 may still hold their counts in the report.
     classes = list(dataset.classes or report.get("classes") or [])
     splits_data = dataset.splits or report.get("splits") or {}
     splits = []
@@ -50,18 +52,45 @@ def dataset_summary(*, dataset: Any) -> dict[str, Any]:
                 "name": name,
                 "images": counts.get("images", 0),
                 "labels": counts.get("labels", 0),
+                "background_images": counts.get("background_images", 0),
                 "instances": counts.get("instances", 0),
                 "per_class": [per_class.get(c, 0) for c in classes],
             }
         )
-    notes = list(report.get("problems") or []) + list(report.get("warnings") or [])
+    problems = list(report.get("problems") or [])
+    warnings = list(report.get("warnings") or [])
+    # A refusal that comes with the expected layout is shown with it, not again as a note.
+    layout_help = [p for p in problems if (p.get("details") or {}).get("expected_layout")]
+    instances = sum(s["instances"] for s in splits)
     return {
         "classes": classes,
         "splits": splits,
         "images": sum(s["images"] for s in splits),
         "labels": sum(s["labels"] for s in splits),
-        "instances": sum(s["instances"] for s in splits),
-        "problems": notes,
+        "background_images": sum(s["background_images"] for s in splits),
+        "instances": instances,
+        # Files without an image are listed as notes; the other warnings stand out above.
+        "problems": [p for p in problems if p not in layout_help]
+        + [w for w in warnings if w.get("code") == "label_without_image"],
+        "problems_total": report.get("problems_total", len(problems)),
+        "warnings": [w for w in warnings if w.get("code") != "label_without_image"],
+        "layout_help": layout_help,
+        "auto_split": _auto_split(report.get("auto_split"), splits),
+        # Nothing to balance without a labelled object (a refusal for missing labels).
+        "class_balance": class_balance(classes=classes, splits=splits) if instances else None,
+    }
+
+
+def _auto_split(auto: dict[str, Any] | None, splits: list[dict[str, Any]]) -> dict | None:
+    if not auto:
+        return None
+    sizes = {s["name"]: s["images"] for s in splits}
+    return {
+        "source": auto.get("from", "train"),
+        "percent": round(100 * float(auto.get("val_fraction", 0))),
+        "seed": auto.get("seed"),
+        "val_images": sizes.get("val", 0),
+        "images": sizes.get("val", 0) + sizes.get("train", 0),
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from carril_web.errors import Conflict
+from datasets.layout import ACCEPTED_LAYOUTS, AUTO_SPLIT_RULE
 from datasets.selectors import dataset_get, dataset_image_path, dataset_samples, datasets_visible_to
 from datasets.services import dataset_delete as dataset_delete_service
 from django.contrib import messages
@@ -27,7 +28,12 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
     return render_page(
         request,
         "ui/datasets/list.html",
-        {"datasets": rows, "placeholder_id": PLACEHOLDER_ID},
+        {
+            "datasets": rows,
+            "placeholder_id": PLACEHOLDER_ID,
+            "layouts": [{"title": title, "tree": tree} for title, tree in ACCEPTED_LAYOUTS],
+            "auto_split_rule": AUTO_SPLIT_RULE,
+        },
         section="datasets",
     )
 
