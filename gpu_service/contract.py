@@ -185,6 +185,7 @@ class InferenceResult(TypedDict):
     images_per_second: float
     format: str  # pt, onnx or openvino: what the job ran on
     export: str | None  # the export's fingerprint when format is not pt
+    imgsz: int  # the size the predictor ran at (a static export's own size)
     video: VideoResult | None
 
 

@@ -122,8 +122,14 @@ class ModelVersionOut(serializers.Serializer):
     architecture = serializers.CharField()
     task = serializers.CharField()
     class_names = serializers.ListField(child=serializers.CharField())
-    imgsz = serializers.IntegerField(allow_null=True)
+    imgsz = serializers.IntegerField(
+        allow_null=True, help_text="the size it was trained at; inference's default"
+    )
     metrics = serializers.DictField()
+    did_not_learn = serializers.BooleanField(help_text="its training's best fitness was 0")
+    warnings = serializers.ListField(
+        child=serializers.CharField(), help_text="codes: `did_not_learn`"
+    )
     stage = serializers.CharField()
     serving_format = serializers.CharField()
     created_at = serializers.DateTimeField()
@@ -246,7 +252,12 @@ class InferIn(_ImgszRule, serializers.Serializer):
     model_version = serializers.UUIDField(required=False, allow_null=True)
     conf = serializers.FloatField(min_value=0, max_value=1, default=0.25)
     iou = serializers.FloatField(min_value=0, max_value=1, default=0.7)
-    imgsz = _limited("imgsz", default=640, help_text="a multiple of 32")
+    imgsz = _limited(
+        "imgsz",
+        required=False,
+        allow_null=True,
+        help_text="a multiple of 32; default: the size the model version was trained at",
+    )
     format = serializers.ChoiceField(
         choices=ServingFormat.choices,
         required=False,
@@ -293,6 +304,10 @@ class JobOut(serializers.Serializer):
     result = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
     delivery = serializers.SerializerMethodField()
+    notes = serializers.SerializerMethodField(
+        help_text="sentences on how it ran: an inference at another size than the model's "
+        "training, a training that did not learn"
+    )
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -319,6 +334,9 @@ class JobOut(serializers.Serializer):
 
     def get_delivery(self, job: Job) -> dict[str, Any]:
         return documents.job_delivery(job=job)
+
+    def get_notes(self, job: Job) -> list[str]:
+        return documents.job_notes(job=job)
 
 
 class JobLogsOut(serializers.Serializer):

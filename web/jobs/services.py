@@ -52,6 +52,8 @@ TRAINING_LIMITS: dict[str, tuple[int, int]] = {
     "seed": (0, 2**31 - 1),
 }
 SEEDS_MAX = 5
+# What a version with no recorded training size (old imports) infers and exports at.
+DEFAULT_IMGSZ = 640
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -59,6 +61,11 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 def imgsz_problem(imgsz: int) -> str | None:
     """Why an image size cannot be used (the GPU service refuses it too), or None."""
     return f"Must be a multiple of {IMGSZ_MULTIPLE}." if imgsz % IMGSZ_MULTIPLE else None
+
+
+def inference_imgsz(*, version: ModelVersion) -> int:
+    """The size a version infers at unless a job asks for another: its training's."""
+    return version.imgsz or DEFAULT_IMGSZ
 
 
 def seeds_problem(seeds: list[int]) -> str | None:
@@ -159,7 +166,7 @@ def job_create_export(
 ) -> Job:
     """Export a version (ADR 0029). Parity runs on its training's validation images
     when the dataset is still there (else on the GPU service's sample images)."""
-    imgsz = imgsz or version.imgsz or 640
+    imgsz = imgsz or inference_imgsz(version=version)
     _refuse_if(
         {
             "imgsz": imgsz_problem(imgsz),
@@ -187,7 +194,7 @@ def job_create_inference(
     images: list[UploadedFile],
     conf: float,
     iou: float,
-    imgsz: int,
+    imgsz: int | None = None,
     fmt: str | None = None,
     slicing: dict[str, Any] | None = None,
     media: UploadedFile | None = None,
@@ -198,7 +205,8 @@ def job_create_inference(
     `fmt` runs the version's weights (`pt`) or its export in that format; unset, the
     version's serving format. `slicing` asks for sliced inference (SAHI). `media` is a
     video (mp4, webm, avi; sampled as `video_options` say) or a zip of images, instead of
-    `images` (ADR 0030)."""
+    `images` (ADR 0030). Without `imgsz`, the size the version was trained at (ADR 0045).
+    """
     if not model_version_visible_to(user=owner, version=version):
         # Another user's candidate (registry/visibility.py): like a missing version.
         raise NotFound("No such model version.")
@@ -214,6 +222,7 @@ def job_create_inference(
         raise ValidationFailed(
             details={"fields": {"images": [f"At most {settings.CARRIL_INFER_MAX_IMAGES}."]}}
         )
+    imgsz = imgsz or inference_imgsz(version=version)
     _refuse_if({"imgsz": imgsz_problem(imgsz)})
     job_id = uuid.uuid4()
     folder = Path(settings.CARRIL_STORAGE) / "uploads" / "infer" / str(job_id)

@@ -68,7 +68,21 @@ def gate_check(
     *, candidate: ModelVersion, serving: ModelVersion | None, requirement: Requirement
 ) -> dict[str, Any]:
     """The comparison, or GateFailed (409) with both numbers. With nothing serving, the
-    first candidate that learned anything (a number above zero) passes."""
+    first candidate that learned anything (a number above zero) passes.
+
+    A version whose training did not learn (best fitness 0) never passes the gate,
+    whatever the numbers (ADR 0045): the serving version may be as bad, and "not worse
+    than serving" is no reason to serve it. An administrator who means to serve it
+    anyway promotes it without a gate, with a reason the stage history keeps."""
+    if candidate.did_not_learn:
+        raise GateFailed(
+            "The candidate did not learn (its best validation fitness is 0); the gate "
+            "refuses it. Promote it without `require` if you mean to serve it anyway.",
+            details={
+                "metric": requirement.metric,
+                "candidate": {"id": str(candidate.id), "warnings": candidate.warnings},
+            },
+        )
     ours, our_source = version_number(version=candidate, requirement=requirement)
     comparison: dict[str, Any] = {
         "metric": requirement.metric,

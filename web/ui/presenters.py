@@ -14,6 +14,7 @@ from api.documents import job_public
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from jobs.models import job_states_public
+from jobs.notes import job_notes
 
 from gpu_service.contract import FITNESS_METRIC
 
@@ -298,6 +299,7 @@ def job_page(
         "epochs": epochs,
         "seeds": seeds_table(job=job) if job.state == "succeeded" else [],
         "model_version": None,
+        "notes": job_notes(job=job),
         "facts": _facts(job=job),
         "log": log_lines(log),
         "log_limit": LOG_TAIL,
@@ -312,6 +314,7 @@ def job_page(
         page["model_version"] = {
             "label": model_version.name,
             "stage": model_version.stage,
+            "did_not_learn": model_version.did_not_learn,
             "url": reverse("ui:model_version", kwargs={"version_id": model_version.id}),
         }
     if detections is not None:
@@ -383,6 +386,8 @@ def version_row(*, version: Any) -> dict[str, Any]:
             reverse("ui:job_detail", kwargs={"job_id": source_job.id}) if source_job else None
         ),
         "architecture": version.architecture,
+        "imgsz": version.imgsz,
+        "did_not_learn": version.did_not_learn,
         "class_names": list(version.class_names or []),
         "map50": _num(metrics.get("mAP50")),
         "map50_95": _num(metrics.get("mAP50-95")),

@@ -74,7 +74,7 @@ class InferView(APIView):
             images=params["images"],
             conf=params["conf"],
             iou=params["iou"],
-            imgsz=params["imgsz"],
+            imgsz=params.get("imgsz"),
             fmt=params.get("format"),
             media=params.get("media"),
             video_options={k: params[k] for k in ("fps", "max_seconds", "max_frames")},
