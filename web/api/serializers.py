@@ -6,7 +6,17 @@ from typing import Any
 
 from django.urls import reverse
 from jobs.models import Job
-from jobs.services import TRAINING_LIMITS, imgsz_problem, seeds_problem
+from jobs.services import (
+    AUGMENTATIONS,
+    OPTIMIZERS,
+    TRAINING_DEFAULTS,
+    TRAINING_LIMITS,
+    augmentation_problem,
+    imgsz_problem,
+    lr0_problem,
+    optimizer_problem,
+    seeds_problem,
+)
 from registry.exports import manifest_public
 from registry.models import ExportFormat, ServingFormat, Stage
 from rest_framework import serializers
@@ -212,6 +222,23 @@ def _rule(problem: str | None) -> None:
         raise serializers.ValidationError(problem)
 
 
+def _checked_by(problem: Any) -> Any:
+    """A field validator from one of `jobs.services`' rules (the form uses the same)."""
+
+    def validate(value: Any) -> None:
+        _rule(problem(value))
+
+    return validate
+
+
+def _augmentation(name: str) -> serializers.FloatField:
+    return serializers.FloatField(
+        default=TRAINING_DEFAULTS[name],
+        validators=[_checked_by(lambda value: augmentation_problem(name, value))],
+        help_text=f"{AUGMENTATIONS[name][0]:g} to {AUGMENTATIONS[name][1]:g}",
+    )
+
+
 class _ImgszRule:
     def validate_imgsz(self, value: int) -> int:
         _rule(imgsz_problem(value))
@@ -226,15 +253,38 @@ class TrainIn(_ImgszRule, serializers.Serializer):
     model = serializers.CharField(
         max_length=100, help_text="an architecture name (yolov8n...) or a model version id"
     )
-    epochs = _limited("epochs", default=10)
-    imgsz = _limited("imgsz", default=640, help_text="a multiple of 32")
-    batch = _limited("batch", default=16)
+    epochs = _limited("epochs", default=TRAINING_DEFAULTS["epochs"])
+    imgsz = _limited("imgsz", default=TRAINING_DEFAULTS["imgsz"], help_text="a multiple of 32")
+    batch = _limited("batch", default=TRAINING_DEFAULTS["batch"])
     seeds = serializers.ListField(
-        child=serializers.IntegerField(), default=lambda: [42], help_text="one to five, distinct"
+        child=serializers.IntegerField(),
+        default=lambda: list(TRAINING_DEFAULTS["seeds"]),
+        help_text="one to five, distinct",
     )
-    gpus = _limited("gpus", default=1)
-    lr0 = serializers.FloatField(min_value=0, max_value=1, required=False)
-    patience = _limited("patience", required=False)
+    gpus = _limited("gpus", default=TRAINING_DEFAULTS["gpus"])
+    patience = _limited(
+        "patience",
+        default=TRAINING_DEFAULTS["patience"],
+        help_text="early stopping: epochs without validation improvement; 0 = off",
+    )
+    optimizer = serializers.CharField(
+        default=TRAINING_DEFAULTS["optimizer"],
+        validators=[_checked_by(optimizer_problem)],
+        help_text=f"one of {', '.join(OPTIMIZERS)}",
+    )
+    lr0 = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        validators=[_checked_by(lr0_problem)],
+        help_text="initial learning rate; unset: the optimizer chooses; given with `auto`: SGD",
+    )
+    mosaic = _augmentation("mosaic")
+    fliplr = _augmentation("fliplr")
+    hsv_h = _augmentation("hsv_h")
+    hsv_s = _augmentation("hsv_s")
+    hsv_v = _augmentation("hsv_v")
+    scale = _augmentation("scale")
+    degrees = _augmentation("degrees")
 
     def validate_seeds(self, value: list[int]) -> list[int]:
         _rule(seeds_problem(value))

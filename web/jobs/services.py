@@ -33,7 +33,16 @@ from registry.models import ExportFormat, ModelVersion, Stage
 from registry.selectors import model_version_get
 from registry.visibility import model_version_visible_to
 
-from gpu_service.contract import ARCHITECTURES, IMGSZ_MAX, IMGSZ_MIN, IMGSZ_MULTIPLE
+from gpu_service.contract import (
+    ARCHITECTURES,
+    AUGMENTATIONS,
+    IMGSZ_MAX,
+    IMGSZ_MIN,
+    IMGSZ_MULTIPLE,
+    LR0_MAX,
+    OPTIMIZERS,
+    PATIENCE_DEFAULT,
+)
 from jobs import delivery, reconciler
 from jobs.images import inference_image_check
 from jobs.models import Job, JobKind, JobState
@@ -51,6 +60,18 @@ TRAINING_LIMITS: dict[str, tuple[int, int]] = {
     "patience": (0, 1000),
     "seed": (0, 2**31 - 1),
 }
+# A training's defaults, the same for the API and the form (ADR 0045). 50 epochs: enough
+# for a first model on a small dataset to learn something; ultralytics' own is 100.
+TRAINING_DEFAULTS: dict[str, Any] = {
+    "epochs": 50,
+    "imgsz": 640,
+    "batch": 16,
+    "gpus": 1,
+    "seeds": [42],
+    "patience": PATIENCE_DEFAULT,
+    "optimizer": "auto",
+    **{name: default for name, (_low, _high, default) in AUGMENTATIONS.items()},
+}
 SEEDS_MAX = 5
 # What a version with no recorded training size (old imports) infers and exports at.
 DEFAULT_IMGSZ = 640
@@ -61,6 +82,20 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 def imgsz_problem(imgsz: int) -> str | None:
     """Why an image size cannot be used (the GPU service refuses it too), or None."""
     return f"Must be a multiple of {IMGSZ_MULTIPLE}." if imgsz % IMGSZ_MULTIPLE else None
+
+
+def augmentation_problem(name: str, value: float) -> str | None:
+    """Why an augmentation's value cannot be used (contract.AUGMENTATIONS), or None."""
+    low, high, _default = AUGMENTATIONS[name]
+    return None if low <= value <= high else f"Between {low:g} and {high:g}."
+
+
+def lr0_problem(value: float) -> str | None:
+    return None if 0 < value <= LR0_MAX else f"Above 0 and at most {LR0_MAX:g}."
+
+
+def optimizer_problem(value: str) -> str | None:
+    return None if value in OPTIMIZERS else f"One of {', '.join(OPTIMIZERS)}."
 
 
 def inference_imgsz(*, version: ModelVersion) -> int:
@@ -116,13 +151,30 @@ def job_create_training(
     gpus: int,
     lr0: float | None = None,
     patience: int | None = None,
+    optimizer: str | None = None,
+    augmentations: dict[str, float] | None = None,
 ) -> Job:
     """Check the request, write the job row, deliver it once the row is committed.
 
     `model` is an architecture name or the id of a model version to fine-tune (the GPU
     service then gets that version's fingerprint). The dataset must be one `owner` sees.
+    Unset hyperparameters take TRAINING_DEFAULTS; `lr0` unset is the optimizer's choice.
     """
-    _refuse_if({"imgsz": imgsz_problem(imgsz), "seeds": seeds_problem(seeds)})
+    optimizer = optimizer or TRAINING_DEFAULTS["optimizer"]
+    patience = TRAINING_DEFAULTS["patience"] if patience is None else patience
+    augment = {
+        name: float((augmentations or {}).get(name, TRAINING_DEFAULTS[name]))
+        for name in AUGMENTATIONS
+    }
+    _refuse_if(
+        {
+            "imgsz": imgsz_problem(imgsz),
+            "seeds": seeds_problem(seeds),
+            "optimizer": optimizer_problem(optimizer),
+            "lr0": lr0_problem(lr0) if lr0 is not None else None,
+            **{name: augmentation_problem(name, value) for name, value in augment.items()},
+        }
+    )
     try:
         dataset = dataset_get(user=owner, dataset_id=dataset_id)
     except NotFound as exc:
@@ -139,11 +191,12 @@ def job_create_training(
         "imgsz": imgsz,
         "batch": batch,
         "seeds": list(seeds),
+        "patience": patience,
+        "optimizer": optimizer,
+        **augment,
     }
     if lr0 is not None:
         spec["lr0"] = lr0
-    if patience is not None:
-        spec["patience"] = patience
     return _job_create(
         owner=owner,
         kind=JobKind.TRAIN,
