@@ -163,6 +163,11 @@ class GateRequireIn(serializers.Serializer):
         allow_null=True,
         help_text="compare evaluate jobs on this dataset when both versions have one",
     )
+    allow_did_not_learn = serializers.BooleanField(
+        default=False,
+        help_text="the override: a candidate whose training did not learn (best fitness 0)"
+        " is refused without it",
+    )
 
 
 class ModelStageIn(serializers.Serializer):

@@ -12,8 +12,9 @@ from registry.services import model_version_register_from_training
 from tests.web.factories import DELIVERED, TRAIN_RESULT, model_version
 
 
-def finished_training(owner, *, best_fitness: float | None) -> Job:
+def finished_training(owner, *, best_fitness: float | None, fingerprint: str = "b" * 64) -> Job:
     result = copy.deepcopy(TRAIN_RESULT)
+    result["weights"]["fingerprint"] = fingerprint
     for seed in result["seeds"]:
         seed["fitness"] = 0.0 if best_fitness is not None else None
     best = next(s for s in result["seeds"] if s["seed"] == result["best_seed"])
@@ -78,6 +79,42 @@ def test_the_promotion_gate_refuses_it_even_when_serving_is_no_better(owner, adm
     assert error["details"]["candidate"]["warnings"] == ["did_not_learn"]
     version.refresh_from_db()
     assert version.stage == "candidate"
+
+
+def override(admin_api, version, *, min_improvement: float):
+    require = {
+        "metric": "mAP50-95",
+        "min_improvement": min_improvement,
+        "allow_did_not_learn": True,
+    }
+    body = {"stage": "serving", "reason": "pipeline check", "require": require}
+    return admin_api.post(f"/api/v1/models/{version.id}/stage/", body, format="json")
+
+
+def test_with_the_explicit_override_the_gate_lets_it_through_when_the_numbers_hold(
+    owner, admin_api
+):
+    serving = model_version(fingerprint="s" * 64, stage="serving")
+    serving.metrics = {"mAP50-95": 0.0}
+    serving.save()
+    version = model_version_register_from_training(job=finished_training(owner, best_fitness=0.0))
+    version.metrics = {**version.metrics, "mAP50-95": 0.0}
+    version.save()
+    response = override(admin_api, version, min_improvement=0.0)
+    assert response.status_code == 200, response.content
+    assert response.json()["stage"] == "serving"
+
+
+def test_the_override_does_not_make_a_worse_model_pass(owner, admin_api):
+    serving = model_version(fingerprint="s" * 64, stage="serving")
+    serving.metrics = {"mAP50-95": 0.2}
+    serving.save()
+    version = model_version_register_from_training(job=finished_training(owner, best_fitness=0.0))
+    version.metrics = {**version.metrics, "mAP50-95": 0.0}
+    version.save()
+    response = override(admin_api, version, min_improvement=0.0)
+    assert response.status_code == 409
+    assert "did not learn" not in response.json()["error"]["message"]
 
 
 def test_a_promotion_without_the_gate_is_the_explicit_override_kept_in_the_history(
