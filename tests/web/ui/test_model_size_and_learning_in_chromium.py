@@ -19,6 +19,7 @@ from tests.web.ui.test_accessibility_in_chromium import (  # noqa: F401 (fixture
     open_page,
     orm_beside_playwright,
 )
+from tests.web.ui.test_model_size_and_learning_pages import did_not_learn
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -62,12 +63,7 @@ def test_the_hyperparameters_notes_and_did_not_learn_marks_are_clean_under_axe(
     finished_inference: Job,
     version: ModelVersion,
 ) -> None:
-    seeds = [{**s, "fitness": 0.0} for s in finished_training.result["seeds"]]
-    Job.objects.filter(id=finished_training.id).update(
-        result={**finished_training.result, "seeds": seeds}
-    )
-    ModelVersion.objects.filter(source_job=finished_training).update(did_not_learn=True)
-    trained = ModelVersion.objects.get(source_job=finished_training)
+    trained = did_not_learn(finished_training)
     ModelVersion.objects.filter(id=version.id).update(imgsz=96)
     Job.objects.filter(id=finished_inference.id).update(
         spec={**finished_inference.spec, "imgsz": 640}

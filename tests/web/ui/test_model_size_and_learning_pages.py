@@ -10,6 +10,14 @@ from jobs.models import Job
 from registry.models import ModelVersion
 
 
+def did_not_learn(training: Job) -> ModelVersion:
+    """Make a finished training's best fitness 0, as its version then records it."""
+    seeds = [{**s, "fitness": 0.0} for s in training.result["seeds"]]
+    Job.objects.filter(id=training.id).update(result={**training.result, "seeds": seeds})
+    ModelVersion.objects.filter(source_job=training).update(did_not_learn=True)
+    return ModelVersion.objects.get(source_job=training)
+
+
 def test_the_inference_form_shows_the_size_the_version_was_trained_at(
     owner_client: Client, version: ModelVersion
 ) -> None:
@@ -56,12 +64,7 @@ def test_an_inference_at_another_size_says_so_on_its_page(
 def test_a_did_not_learn_version_is_marked_on_its_job_its_page_and_the_list(
     owner_client: Client, finished_training: Job
 ) -> None:
-    seeds = [{**s, "fitness": 0.0} for s in finished_training.result["seeds"]]
-    Job.objects.filter(id=finished_training.id).update(
-        result={**finished_training.result, "seeds": seeds}
-    )
-    ModelVersion.objects.filter(source_job=finished_training).update(did_not_learn=True)
-    version = ModelVersion.objects.get(source_job=finished_training)
+    version = did_not_learn(finished_training)
 
     job_html = owner_client.get(
         reverse("ui:job_detail", kwargs={"job_id": finished_training.id})
