@@ -76,3 +76,12 @@ def test_a_size_that_is_not_a_multiple_of_32_is_still_refused(owner_api, fake_gp
 def test_the_version_document_gives_the_size_it_was_trained_at(owner_api):
     version = trained_at(96)
     assert owner_api.get(f"/api/v1/models/{version.id}/").json()["imgsz"] == 96
+
+
+def test_the_status_poll_of_an_inference_with_its_note_is_still_one_query(
+    owner_api, fake_gpu, run_on_commit, django_assert_num_queries
+):
+    job = infer(owner_api, trained_at(96), run_on_commit, imgsz=640)
+    with django_assert_num_queries(1):
+        notes = owner_api.get(f"/api/v1/jobs/{job.id}/").json()["notes"]
+    assert notes == ["Runs at 640 px; the model was trained at 96 px."]
