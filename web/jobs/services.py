@@ -60,11 +60,13 @@ TRAINING_LIMITS: dict[str, tuple[int, int]] = {
     "patience": (0, 1000),
     "seed": (0, 2**31 - 1),
 }
+# What a version with no recorded training size (old imports) infers and exports at.
+DEFAULT_IMGSZ = 640
 # A training's defaults, the same for the API and the form (ADR 0045). 50 epochs: enough
 # for a first model on a small dataset to learn something; ultralytics' own is 100.
 TRAINING_DEFAULTS: dict[str, Any] = {
     "epochs": 50,
-    "imgsz": 640,
+    "imgsz": DEFAULT_IMGSZ,
     "batch": 16,
     "gpus": 1,
     "seeds": [42],
@@ -73,8 +75,6 @@ TRAINING_DEFAULTS: dict[str, Any] = {
     **{name: default for name, (_low, _high, default) in AUGMENTATIONS.items()},
 }
 SEEDS_MAX = 5
-# What a version with no recorded training size (old imports) infers and exports at.
-DEFAULT_IMGSZ = 640
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 

@@ -17,6 +17,7 @@ from jobs.models import job_states_public
 from jobs.notes import job_notes
 
 from gpu_service.contract import FITNESS_METRIC
+from ui.forms import AUGMENTATION_LABELS
 
 
 def dataset_row(*, dataset: Any) -> dict[str, Any]:
@@ -224,6 +225,10 @@ SPEC_LABELS = {
     "imgsz": "Image size",
     "batch": "Batch",
     "seeds": "Seeds",
+    "optimizer": "Optimizer",
+    "lr0": "Initial learning rate",
+    "patience": "Early stopping patience",
+    **AUGMENTATION_LABELS,
 }
 INFER_LABELS = {"conf": "Confidence", "iou": "IoU (NMS)", "imgsz": "Image size"}
 

@@ -94,3 +94,22 @@ def test_the_form_passes_the_chosen_hyperparameters_into_the_job_spec(
     spec = Job.objects.get().spec
     assert (spec["optimizer"], spec["lr0"], spec["patience"]) == ("RMSProp", 0.003, 5)
     assert (spec["mosaic"], spec["degrees"], spec["fliplr"]) == (0.0, 10.0, 0.5)
+
+
+def test_the_job_page_lists_the_hyperparameters_it_ran_with(
+    owner_client: Client, dataset, fake_gpu, run_on_commit
+) -> None:
+    with run_on_commit():
+        owner_client.post(
+            reverse("ui:train_new"),
+            {"dataset": str(dataset.id), **FORM, "optimizer": "NAdam", "degrees": "7.5"},
+        )
+    job = Job.objects.get()
+    facts = dict(
+        owner_client.get(reverse("ui:job_detail", kwargs={"job_id": job.id})).context["page"][
+            "facts"
+        ]
+    )
+    assert facts["Optimizer"] == "NAdam"
+    assert facts["Rotation (degrees)"] == 7.5
+    assert facts["Early stopping patience"] == 100
