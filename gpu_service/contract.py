@@ -60,6 +60,23 @@ ARCHITECTURES: tuple[str, ...] = tuple(
 IMGSZ_MIN = 32
 IMGSZ_MAX = 2048
 IMGSZ_MULTIPLE = 32
+# Training hyperparameters passed on to ultralytics, one table for the web app's API and
+# form and the GPU service's train spec: inclusive bounds and the default, which is
+# ultralytics' own. The augmentations are probabilities or gains (degrees: +/- degrees).
+OPTIMIZERS = ("auto", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "RMSProp")
+AUGMENTATIONS: dict[str, tuple[float, float, float]] = {
+    "mosaic": (0.0, 1.0, 1.0),
+    "fliplr": (0.0, 1.0, 0.5),
+    "hsv_h": (0.0, 1.0, 0.015),
+    "hsv_s": (0.0, 1.0, 0.7),
+    "hsv_v": (0.0, 1.0, 0.4),
+    "scale": (0.0, 0.9, 0.5),  # +/- gain: 1.0 would allow scaling an image to nothing
+    "degrees": (0.0, 180.0, 0.0),
+}
+# The initial learning rate: above 0, at most this; unset, the optimizer chooses it.
+LR0_MAX = 1.0
+# Epochs without validation improvement before a seed stops; 0 turns it off.
+PATIENCE_DEFAULT = 100
 # The sha256 fingerprint that names registered weights.
 FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
 
@@ -185,6 +202,7 @@ class InferenceResult(TypedDict):
     images_per_second: float
     format: str  # pt, onnx or openvino: what the job ran on
     export: str | None  # the export's fingerprint when format is not pt
+    imgsz: int  # the size the predictor ran at (a static export's own size)
     video: VideoResult | None
 
 

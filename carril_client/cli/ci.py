@@ -134,6 +134,13 @@ def ci_train(
     ),
     min_improvement: Annotated[float, typer.Option(help="needed over serving")] = 0.0,
     promote: Annotated[bool, typer.Option("--promote", help="promote when the gate holds")] = False,
+    allow_did_not_learn: Annotated[
+        bool,
+        typer.Option(
+            "--allow-did-not-learn",
+            help="let a candidate whose training did not learn (best fitness 0) through",
+        ),
+    ] = False,
     evaluate: Annotated[
         bool, typer.Option(help="compare with evaluate jobs when the server has them")
     ] = True,
@@ -163,6 +170,10 @@ def ci_train(
         )
         passed = gate_passes(gate_metric, candidate, serving, min_improvement)
         reason = comparison_text(gate_metric, candidate, serving, min_improvement, passed)
+        if candidate_version.get("did_not_learn") and not allow_did_not_learn:
+            # The server's gate refuses it too (ADR 0045); said here before asking.
+            passed = False
+            reason = "ci-train gate refused: the candidate did not learn (best fitness 0)"
         document |= {
             "candidate": candidate.__dict__,
             "serving": serving.__dict__ if serving else None,
@@ -183,6 +194,7 @@ def ci_train(
                         "over": "serving",
                         "min_improvement": min_improvement,
                         "dataset": request.dataset,
+                        "allow_did_not_learn": allow_did_not_learn,
                     },
                 )
                 document["promoted"] = True

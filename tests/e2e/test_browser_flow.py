@@ -131,7 +131,8 @@ def test_a_user_uploads_trains_watches_and_infers(
         # Inference with the serving version on ultralytics' sample photo.
         page.goto(f"{stack.web_url}/infer/")
         page.set_input_files("#id_images", str(_bus_jpg()))
-        page.fill("#id_imgsz", "64")
+        # The form shows the size the model was trained at, which the job runs at.
+        assert page.input_value("#id_imgsz") == "64"
         # A two-epoch model is far from confident; a threshold near zero lets its
         # weakest detections through, so the gallery has boxes to draw.
         page.fill("#id_conf", "0.0001")

@@ -243,7 +243,8 @@ def test_the_main_flow_by_keyboard_alone(browser, stack: Any, tmp_path: Path) ->
         keys.tab_to(id="id_conf")
         keys.type("0.0001")  # a two-epoch model is unsure: let its weakest boxes through
         keys.tab_to(id="id_imgsz")
-        keys.type("64")
+        # Pre-filled with the size the model was trained at (ADR 0045).
+        assert keys.page.input_value("#id_imgsz") == "64"
         keys.check("infer-form")
         keys.tab_to(testid="infer-submit")
         with page.expect_navigation(timeout=30_000):

@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from django.urls import reverse
 from jobs.models import Job, JobKind
+from jobs.notes import job_notes
 from jobs.selectors import job_artifact_relpath
 from registry.models import ModelVersion
 from rest_framework import serializers
@@ -92,6 +93,7 @@ def job_public(*, job: Job) -> dict[str, Any]:
         "result": job_result_public(job=job),
         "error": job_error(job=job),
         "delivery": job_delivery(job=job),
+        "notes": job_notes(job=job),
         "created_at": _when(job.created_at),
         "started_at": _when(job.started_at),
         "finished_at": _when(job.finished_at),

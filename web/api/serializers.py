@@ -6,7 +6,17 @@ from typing import Any
 
 from django.urls import reverse
 from jobs.models import Job
-from jobs.services import TRAINING_LIMITS, imgsz_problem, seeds_problem
+from jobs.services import (
+    AUGMENTATIONS,
+    OPTIMIZERS,
+    TRAINING_DEFAULTS,
+    TRAINING_LIMITS,
+    augmentation_problem,
+    imgsz_problem,
+    lr0_problem,
+    optimizer_problem,
+    seeds_problem,
+)
 from registry.exports import manifest_public
 from registry.models import ExportFormat, ServingFormat, Stage
 from rest_framework import serializers
@@ -130,8 +140,14 @@ class ModelVersionOut(serializers.Serializer):
     architecture = serializers.CharField()
     task = serializers.CharField()
     class_names = serializers.ListField(child=serializers.CharField())
-    imgsz = serializers.IntegerField(allow_null=True)
+    imgsz = serializers.IntegerField(
+        allow_null=True, help_text="the size it was trained at; inference's default"
+    )
     metrics = serializers.DictField()
+    did_not_learn = serializers.BooleanField(help_text="its training's best fitness was 0")
+    warnings = serializers.ListField(
+        child=serializers.CharField(), help_text="codes: `did_not_learn`"
+    )
     stage = serializers.CharField()
     serving_format = serializers.CharField()
     created_at = serializers.DateTimeField()
@@ -154,6 +170,11 @@ class GateRequireIn(serializers.Serializer):
         required=False,
         allow_null=True,
         help_text="compare evaluate jobs on this dataset when both versions have one",
+    )
+    allow_did_not_learn = serializers.BooleanField(
+        default=False,
+        help_text="the override: a candidate whose training did not learn (best fitness 0)"
+        " is refused without it",
     )
 
 
@@ -214,6 +235,23 @@ def _rule(problem: str | None) -> None:
         raise serializers.ValidationError(problem)
 
 
+def _checked_by(problem: Any) -> Any:
+    """A field validator from one of `jobs.services`' rules (the form uses the same)."""
+
+    def validate(value: Any) -> None:
+        _rule(problem(value))
+
+    return validate
+
+
+def _augmentation(name: str) -> serializers.FloatField:
+    return serializers.FloatField(
+        default=TRAINING_DEFAULTS[name],
+        validators=[_checked_by(lambda value: augmentation_problem(name, value))],
+        help_text=f"{AUGMENTATIONS[name][0]:g} to {AUGMENTATIONS[name][1]:g}",
+    )
+
+
 class _ImgszRule:
     def validate_imgsz(self, value: int) -> int:
         _rule(imgsz_problem(value))
@@ -228,15 +266,38 @@ class TrainIn(_ImgszRule, serializers.Serializer):
     model = serializers.CharField(
         max_length=100, help_text="an architecture name (yolov8n...) or a model version id"
     )
-    epochs = _limited("epochs", default=10)
-    imgsz = _limited("imgsz", default=640, help_text="a multiple of 32")
-    batch = _limited("batch", default=16)
+    epochs = _limited("epochs", default=TRAINING_DEFAULTS["epochs"])
+    imgsz = _limited("imgsz", default=TRAINING_DEFAULTS["imgsz"], help_text="a multiple of 32")
+    batch = _limited("batch", default=TRAINING_DEFAULTS["batch"])
     seeds = serializers.ListField(
-        child=serializers.IntegerField(), default=lambda: [42], help_text="one to five, distinct"
+        child=serializers.IntegerField(),
+        default=lambda: list(TRAINING_DEFAULTS["seeds"]),
+        help_text="one to five, distinct",
     )
-    gpus = _limited("gpus", default=1)
-    lr0 = serializers.FloatField(min_value=0, max_value=1, required=False)
-    patience = _limited("patience", required=False)
+    gpus = _limited("gpus", default=TRAINING_DEFAULTS["gpus"])
+    patience = _limited(
+        "patience",
+        default=TRAINING_DEFAULTS["patience"],
+        help_text="early stopping: epochs without validation improvement; 0 = off",
+    )
+    optimizer = serializers.CharField(
+        default=TRAINING_DEFAULTS["optimizer"],
+        validators=[_checked_by(optimizer_problem)],
+        help_text=f"one of {', '.join(OPTIMIZERS)}",
+    )
+    lr0 = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        validators=[_checked_by(lr0_problem)],
+        help_text="initial learning rate; unset: the optimizer chooses; given with `auto`: SGD",
+    )
+    mosaic = _augmentation("mosaic")
+    fliplr = _augmentation("fliplr")
+    hsv_h = _augmentation("hsv_h")
+    hsv_s = _augmentation("hsv_s")
+    hsv_v = _augmentation("hsv_v")
+    scale = _augmentation("scale")
+    degrees = _augmentation("degrees")
 
     def validate_seeds(self, value: list[int]) -> list[int]:
         _rule(seeds_problem(value))
@@ -254,7 +315,12 @@ class InferIn(_ImgszRule, serializers.Serializer):
     model_version = serializers.UUIDField(required=False, allow_null=True)
     conf = serializers.FloatField(min_value=0, max_value=1, default=0.25)
     iou = serializers.FloatField(min_value=0, max_value=1, default=0.7)
-    imgsz = _limited("imgsz", default=640, help_text="a multiple of 32")
+    imgsz = _limited(
+        "imgsz",
+        required=False,
+        allow_null=True,
+        help_text="a multiple of 32; default: the size the model version was trained at",
+    )
     format = serializers.ChoiceField(
         choices=ServingFormat.choices,
         required=False,
@@ -301,6 +367,10 @@ class JobOut(serializers.Serializer):
     result = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
     delivery = serializers.SerializerMethodField()
+    notes = serializers.SerializerMethodField(
+        help_text="sentences on how it ran: an inference at another size than the model's "
+        "training, a training that did not learn"
+    )
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -327,6 +397,9 @@ class JobOut(serializers.Serializer):
 
     def get_delivery(self, job: Job) -> dict[str, Any]:
         return documents.job_delivery(job=job)
+
+    def get_notes(self, job: Job) -> list[str]:
+        return documents.job_notes(job=job)
 
 
 class JobLogsOut(serializers.Serializer):

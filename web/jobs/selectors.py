@@ -38,9 +38,10 @@ def jobs_visible_to(
 
 def job_get(*, user: AbstractBaseUser, job_id: uuid.UUID | str) -> Job:
     """The job, or NotFound: another user's job answers exactly like a missing one."""
-    # Only the owner is joined: the detail reads dataset and model version by id, and the
-    # status poll is the hottest read there is.
-    jobs = Job.objects.select_related("owner")
+    # The owner and the model version are joined (the version's training size makes an
+    # inference's note, jobs/notes.py); the dataset is read by id. The status poll is the
+    # hottest read there is: one query.
+    jobs = Job.objects.select_related("owner", "model_version")
     if not user_sees_everything(user=user):
         jobs = jobs.filter(owner=user)
     try:

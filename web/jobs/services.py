@@ -33,7 +33,16 @@ from registry.models import ExportFormat, ModelVersion, Stage
 from registry.selectors import model_version_get
 from registry.visibility import model_version_visible_to
 
-from gpu_service.contract import ARCHITECTURES, IMGSZ_MAX, IMGSZ_MIN, IMGSZ_MULTIPLE
+from gpu_service.contract import (
+    ARCHITECTURES,
+    AUGMENTATIONS,
+    IMGSZ_MAX,
+    IMGSZ_MIN,
+    IMGSZ_MULTIPLE,
+    LR0_MAX,
+    OPTIMIZERS,
+    PATIENCE_DEFAULT,
+)
 from jobs import delivery, reconciler
 from jobs.images import inference_image_check
 from jobs.media_probe import media_probe
@@ -52,6 +61,20 @@ TRAINING_LIMITS: dict[str, tuple[int, int]] = {
     "patience": (0, 1000),
     "seed": (0, 2**31 - 1),
 }
+# What a version with no recorded training size (old imports) infers and exports at.
+DEFAULT_IMGSZ = 640
+# A training's defaults, the same for the API and the form (ADR 0045). 50 epochs: enough
+# for a first model on a small dataset to learn something; ultralytics' own is 100.
+TRAINING_DEFAULTS: dict[str, Any] = {
+    "epochs": 50,
+    "imgsz": DEFAULT_IMGSZ,
+    "batch": 16,
+    "gpus": 1,
+    "seeds": [42],
+    "patience": PATIENCE_DEFAULT,
+    "optimizer": "auto",
+    **{name: default for name, (_low, _high, default) in AUGMENTATIONS.items()},
+}
 SEEDS_MAX = 5
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -60,6 +83,25 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 def imgsz_problem(imgsz: int) -> str | None:
     """Why an image size cannot be used (the GPU service refuses it too), or None."""
     return f"Must be a multiple of {IMGSZ_MULTIPLE}." if imgsz % IMGSZ_MULTIPLE else None
+
+
+def augmentation_problem(name: str, value: float) -> str | None:
+    """Why an augmentation's value cannot be used (contract.AUGMENTATIONS), or None."""
+    low, high, _default = AUGMENTATIONS[name]
+    return None if low <= value <= high else f"Between {low:g} and {high:g}."
+
+
+def lr0_problem(value: float) -> str | None:
+    return None if 0 < value <= LR0_MAX else f"Above 0 and at most {LR0_MAX:g}."
+
+
+def optimizer_problem(value: str) -> str | None:
+    return None if value in OPTIMIZERS else f"One of {', '.join(OPTIMIZERS)}."
+
+
+def inference_imgsz(*, version: ModelVersion) -> int:
+    """The size a version infers at unless a job asks for another: its training's."""
+    return version.imgsz or DEFAULT_IMGSZ
 
 
 def seeds_problem(seeds: list[int]) -> str | None:
@@ -110,13 +152,30 @@ def job_create_training(
     gpus: int,
     lr0: float | None = None,
     patience: int | None = None,
+    optimizer: str | None = None,
+    augmentations: dict[str, float] | None = None,
 ) -> Job:
     """Check the request, write the job row, deliver it once the row is committed.
 
     `model` is an architecture name or the id of a model version to fine-tune (the GPU
     service then gets that version's fingerprint). The dataset must be one `owner` sees.
+    Unset hyperparameters take TRAINING_DEFAULTS; `lr0` unset is the optimizer's choice.
     """
-    _refuse_if({"imgsz": imgsz_problem(imgsz), "seeds": seeds_problem(seeds)})
+    optimizer = optimizer or TRAINING_DEFAULTS["optimizer"]
+    patience = TRAINING_DEFAULTS["patience"] if patience is None else patience
+    augment = {
+        name: float((augmentations or {}).get(name, TRAINING_DEFAULTS[name]))
+        for name in AUGMENTATIONS
+    }
+    _refuse_if(
+        {
+            "imgsz": imgsz_problem(imgsz),
+            "seeds": seeds_problem(seeds),
+            "optimizer": optimizer_problem(optimizer),
+            "lr0": lr0_problem(lr0) if lr0 is not None else None,
+            **{name: augmentation_problem(name, value) for name, value in augment.items()},
+        }
+    )
     try:
         dataset = dataset_get(user=owner, dataset_id=dataset_id)
     except NotFound as exc:
@@ -133,11 +192,12 @@ def job_create_training(
         "imgsz": imgsz,
         "batch": batch,
         "seeds": list(seeds),
+        "patience": patience,
+        "optimizer": optimizer,
+        **augment,
     }
     if lr0 is not None:
         spec["lr0"] = lr0
-    if patience is not None:
-        spec["patience"] = patience
     return _job_create(
         owner=owner,
         kind=JobKind.TRAIN,
@@ -160,7 +220,7 @@ def job_create_export(
 ) -> Job:
     """Export a version (ADR 0029). Parity runs on its training's validation images
     when the dataset is still there (else on the GPU service's sample images)."""
-    imgsz = imgsz or version.imgsz or 640
+    imgsz = imgsz or inference_imgsz(version=version)
     _refuse_if(
         {
             "imgsz": imgsz_problem(imgsz),
@@ -188,7 +248,7 @@ def job_create_inference(
     images: list[UploadedFile],
     conf: float,
     iou: float,
-    imgsz: int,
+    imgsz: int | None = None,
     fmt: str | None = None,
     slicing: dict[str, Any] | None = None,
     media: UploadedFile | None = None,
@@ -199,7 +259,8 @@ def job_create_inference(
     `fmt` runs the version's weights (`pt`) or its export in that format; unset, the
     version's serving format. `slicing` asks for sliced inference (SAHI). `media` is a
     video (mp4, webm, avi; sampled as `video_options` say) or a zip of images, instead of
-    `images` (ADR 0030)."""
+    `images` (ADR 0030). Without `imgsz`, the size the version was trained at (ADR 0045).
+    """
     if not model_version_visible_to(user=owner, version=version):
         # Another user's candidate (registry/visibility.py): like a missing version.
         raise NotFound("No such model version.")
@@ -215,6 +276,7 @@ def job_create_inference(
         raise ValidationFailed(
             details={"fields": {"images": [f"At most {settings.CARRIL_INFER_MAX_IMAGES}."]}}
         )
+    imgsz = imgsz or inference_imgsz(version=version)
     _refuse_if({"imgsz": imgsz_problem(imgsz)})
     job_id = uuid.uuid4()
     folder = Path(settings.CARRIL_STORAGE) / "uploads" / "infer" / str(job_id)

@@ -19,6 +19,8 @@ class Requirement:
     metric: str
     min_improvement: float
     dataset: str | None
+    # The explicit override for a candidate whose training did not learn (ADR 0045).
+    allow_did_not_learn: bool = False
 
 
 def requirement_parse(require: dict[str, Any]) -> Requirement:
@@ -33,11 +35,17 @@ def requirement_parse(require: dict[str, Any]) -> Requirement:
     except (TypeError, ValueError):
         problems["require.min_improvement"] = ["A number."]
         margin = 0.0
+    allow = require.get("allow_did_not_learn", False)
+    if not isinstance(allow, bool):
+        problems["require.allow_did_not_learn"] = ["true or false."]
     if problems:
         raise ValidationFailed(details={"fields": problems})
     dataset = require.get("dataset")
     return Requirement(
-        metric=str(metric), min_improvement=margin, dataset=str(dataset or "") or None
+        metric=str(metric),
+        min_improvement=margin,
+        dataset=str(dataset or "") or None,
+        allow_did_not_learn=allow,
     )
 
 
@@ -68,7 +76,21 @@ def gate_check(
     *, candidate: ModelVersion, serving: ModelVersion | None, requirement: Requirement
 ) -> dict[str, Any]:
     """The comparison, or GateFailed (409) with both numbers. With nothing serving, the
-    first candidate that learned anything (a number above zero) passes."""
+    first candidate that learned anything (a number above zero) passes.
+
+    A version whose training did not learn (best fitness 0) is refused whatever the
+    numbers (ADR 0045): the serving version may be as bad, and "not worse than serving"
+    is no reason to serve it. The override is explicit: `allow_did_not_learn`, and then
+    the numbers decide as for any candidate."""
+    if candidate.did_not_learn and not requirement.allow_did_not_learn:
+        raise GateFailed(
+            "The candidate did not learn (its best validation fitness is 0); the gate "
+            "refuses it unless `allow_did_not_learn` is true.",
+            details={
+                "metric": requirement.metric,
+                "candidate": {"id": str(candidate.id), "warnings": candidate.warnings},
+            },
+        )
     ours, our_source = version_number(version=candidate, requirement=requirement)
     comparison: dict[str, Any] = {
         "metric": requirement.metric,

@@ -30,7 +30,12 @@ class ModelVersion(models.Model):
     architecture = models.CharField(max_length=100, blank=True)
     task = models.CharField(max_length=32, default="detect")
     class_names = models.JSONField(default=list)
+    # The size it was trained at (its training's, or an import's checkpoint's train_args):
+    # what inference runs at unless a job asks for another (ADR 0045).
     imgsz = models.PositiveIntegerField(null=True, blank=True)
+    # Its training's best fitness was 0 (registry/learning.py): shown everywhere the
+    # version is, and refused by the promotion gate (ADR 0045).
+    did_not_learn = models.BooleanField(default=False)
     metrics = models.JSONField(default=dict)
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.CANDIDATE)
     # What inference runs on unless a job says otherwise: `pt` or a format with a passing
@@ -54,6 +59,11 @@ class ModelVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.fingerprint[:12]}, {self.stage})"
+
+    @property
+    def warnings(self) -> list[str]:
+        """Codes of what is wrong with the version; `did_not_learn` only, for now."""
+        return ["did_not_learn"] if self.did_not_learn else []
 
 
 class EventAction(models.TextChoices):

@@ -16,12 +16,13 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
 from registry.gate import gate_check, requirement_parse
+from registry.learning import best_seed_result, training_did_not_learn
 from registry.models import EventAction, ModelEvent, ModelVersion, Source, Stage
 
 if TYPE_CHECKING:
     from jobs.models import Job
 
-    from gpu_service.contract import SeedResult, TrainingResult
+    from gpu_service.contract import TrainingResult
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def model_version_register_from_training(*, job: Job) -> ModelVersion | None:
     existing = ModelVersion.objects.filter(fingerprint=fingerprint).first()
     if existing is not None:
         return existing
-    best = _best_seed(result)
+    best = best_seed_result(cast("dict[str, Any]", result))
     architecture = result.get("architecture") or str(job.spec.get("model", ""))
     try:
         with transaction.atomic():
@@ -56,6 +57,7 @@ def model_version_register_from_training(*, job: Job) -> ModelVersion | None:
                 task=result.get("task") or "detect",
                 class_names=result.get("class_names") or [],
                 imgsz=result.get("imgsz"),
+                did_not_learn=training_did_not_learn(cast("dict[str, Any]", result)),
                 metrics={
                     "best_seed": result.get("best_seed"),
                     "fitness_metric": result.get("fitness_metric"),
@@ -74,12 +76,6 @@ def model_version_register_from_training(*, job: Job) -> ModelVersion | None:
     except IntegrityError:
         return ModelVersion.objects.get(fingerprint=fingerprint)
     return version
-
-
-def _best_seed(result: TrainingResult) -> SeedResult | dict[str, Any]:
-    seeds = result.get("seeds") or []
-    best = result.get("best_seed")
-    return next((s for s in seeds if s.get("seed") == best), seeds[0] if seeds else {})
 
 
 def model_version_import(

@@ -7,7 +7,17 @@ from typing import Any
 
 from django import forms
 from django.core.validators import MaxValueValidator
-from jobs.services import TRAINING_LIMITS, imgsz_problem, seeds_problem
+from jobs.services import (
+    AUGMENTATIONS,
+    OPTIMIZERS,
+    TRAINING_DEFAULTS,
+    TRAINING_LIMITS,
+    imgsz_problem,
+    lr0_problem,
+    optimizer_problem,
+    seeds_problem,
+)
+from jobs.services import augmentation_problem as _augmentation_problem
 
 VERSION_PREFIX = "version:"
 
@@ -26,9 +36,45 @@ def _rule(problem: str | None) -> None:
         raise forms.ValidationError(problem)
 
 
-def _limited(name: str, *, label: str, initial: int) -> forms.IntegerField:
+def _limited(name: str, *, label: str, **kwargs: Any) -> forms.IntegerField:
     low, high = TRAINING_LIMITS[name]
-    return forms.IntegerField(label=label, min_value=low, max_value=high, initial=initial)
+    return forms.IntegerField(
+        label=label, min_value=low, max_value=high, initial=TRAINING_DEFAULTS[name], **kwargs
+    )
+
+
+def _checked_by(problem: Any) -> Any:
+    """A field validator from one of `jobs.services`' rules (the API uses the same)."""
+
+    def validate(value: Any) -> None:
+        _rule(problem(value))
+
+    return validate
+
+
+def _augmentation(name: str, *, label: str) -> forms.FloatField:
+    low, high, default = AUGMENTATIONS[name]
+    field = forms.FloatField(
+        label=label,
+        initial=default,
+        required=False,  # blank: the default, as in the API
+        validators=[_checked_by(lambda value: _augmentation_problem(name, value))],
+        help_text=f"{low:g} to {high:g}; default {default:g}.",
+    )
+    field.widget.attrs.update(step="any", inputmode="decimal")
+    return field
+
+
+# The hyperparameters' fields, in the order the form shows them.
+AUGMENTATION_LABELS = {
+    "mosaic": "Mosaic",
+    "fliplr": "Left-right flip",
+    "hsv_h": "Hue (HSV h)",
+    "hsv_s": "Saturation (HSV s)",
+    "hsv_v": "Brightness (HSV v)",
+    "scale": "Scale",
+    "degrees": "Rotation (degrees)",
+}
 
 
 class TrainingForm(forms.Form):
@@ -37,16 +83,45 @@ class TrainingForm(forms.Form):
         label="Architecture or base model",
         help_text="A fresh architecture, or a registered model version to fine-tune.",
     )
-    epochs = _limited("epochs", label="Epochs", initial=50)
-    imgsz = _limited("imgsz", label="Image size", initial=640)
-    batch = _limited("batch", label="Batch", initial=16)
+    epochs = _limited("epochs", label="Epochs")
+    imgsz = _limited("imgsz", label="Image size")
+    batch = _limited("batch", label="Batch")
     seeds = forms.CharField(
         label="Seeds",
-        initial="42",
+        initial=", ".join(str(seed) for seed in TRAINING_DEFAULTS["seeds"]),
         max_length=100,
         help_text="One to five, e.g. 42, 123, 456; each trains fully and the best is kept.",
     )
-    gpus = _limited("gpus", label="GPUs", initial=1)
+    gpus = _limited("gpus", label="GPUs")
+    patience = _limited(
+        "patience",
+        label="Early stopping patience",
+        required=False,
+        help_text="Epochs without validation improvement before a seed stops; 0 turns it off.",
+    )
+    # A text field with a list, not a ChoiceField, so a refused value gets the rule's
+    # message, the API's, rather than Django's own.
+    optimizer = forms.CharField(
+        label="Optimizer",
+        initial=TRAINING_DEFAULTS["optimizer"],
+        required=False,
+        validators=[_checked_by(optimizer_problem)],
+        widget=forms.Select(choices=[(name, name) for name in OPTIMIZERS]),
+        help_text="auto picks the optimizer and its learning rate.",
+    )
+    lr0 = forms.FloatField(
+        label="Initial learning rate",
+        required=False,
+        validators=[_checked_by(lr0_problem)],
+        help_text="Blank: the optimizer chooses; given with auto, the optimizer is SGD.",
+    )
+    mosaic = _augmentation("mosaic", label=AUGMENTATION_LABELS["mosaic"])
+    fliplr = _augmentation("fliplr", label=AUGMENTATION_LABELS["fliplr"])
+    hsv_h = _augmentation("hsv_h", label=AUGMENTATION_LABELS["hsv_h"])
+    hsv_s = _augmentation("hsv_s", label=AUGMENTATION_LABELS["hsv_s"])
+    hsv_v = _augmentation("hsv_v", label=AUGMENTATION_LABELS["hsv_v"])
+    scale = _augmentation("scale", label=AUGMENTATION_LABELS["scale"])
+    degrees = _augmentation("degrees", label=AUGMENTATION_LABELS["degrees"])
 
     def __init__(
         self,
@@ -72,8 +147,9 @@ class TrainingForm(forms.Form):
             self.fields["gpus"].widget.attrs["max"] = max_gpus
             self.fields["gpus"].validators.append(MaxValueValidator(max_gpus))
             self.fields["gpus"].help_text = f"This machine has {max_gpus}."
-        for name in ("epochs", "imgsz", "batch", "gpus"):
+        for name in ("epochs", "imgsz", "batch", "gpus", "patience"):
             self.fields[name].widget.attrs.setdefault("inputmode", "numeric")
+        self.fields["lr0"].widget.attrs.update(step="any", inputmode="decimal")
 
     def clean_seeds(self) -> list[int]:
         return _seeds(self.cleaned_data["seeds"])
@@ -81,6 +157,21 @@ class TrainingForm(forms.Form):
     def clean_imgsz(self) -> int:
         _rule(imgsz_problem(self.cleaned_data["imgsz"]))
         return self.cleaned_data["imgsz"]
+
+    def hyperparameters(self) -> dict[str, Any]:
+        """The hyperparameters for `job_create_training`; a blank one is its default."""
+        data = self.cleaned_data
+        return {
+            "patience": data.get("patience"),
+            "optimizer": data.get("optimizer") or None,
+            "lr0": data.get("lr0"),
+            "augmentations": {
+                name: data[name] for name in AUGMENTATIONS if data.get(name) is not None
+            },
+        }
+
+    def augmentation_fields(self) -> list[Any]:
+        return [self[name] for name in AUGMENTATION_LABELS]
 
     def model_requested(self) -> str:
         """What the service takes: an architecture name or a model version's id."""

@@ -14,9 +14,11 @@ from api.documents import job_public
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from jobs.models import job_states_public
+from jobs.notes import job_notes
 
 from gpu_service.contract import FITNESS_METRIC
 from ui.class_balance import class_balance
+from ui.forms import AUGMENTATION_LABELS
 
 
 def dataset_row(*, dataset: Any) -> dict[str, Any]:
@@ -252,6 +254,10 @@ SPEC_LABELS = {
     "imgsz": "Image size",
     "batch": "Batch",
     "seeds": "Seeds",
+    "optimizer": "Optimizer",
+    "lr0": "Initial learning rate",
+    "patience": "Early stopping patience",
+    **AUGMENTATION_LABELS,
 }
 INFER_LABELS = {"conf": "Confidence", "iou": "IoU (NMS)", "imgsz": "Image size"}
 
@@ -327,6 +333,7 @@ def job_page(
         "epochs": epochs,
         "seeds": seeds_table(job=job) if job.state == "succeeded" else [],
         "model_version": None,
+        "notes": job_notes(job=job),
         "facts": _facts(job=job),
         "log": log_lines(log),
         "log_limit": LOG_TAIL,
@@ -341,6 +348,7 @@ def job_page(
         page["model_version"] = {
             "label": model_version.name,
             "stage": model_version.stage,
+            "did_not_learn": model_version.did_not_learn,
             "url": reverse("ui:model_version", kwargs={"version_id": model_version.id}),
         }
     if detections is not None:
@@ -412,6 +420,8 @@ def version_row(*, version: Any) -> dict[str, Any]:
             reverse("ui:job_detail", kwargs={"job_id": source_job.id}) if source_job else None
         ),
         "architecture": version.architecture,
+        "imgsz": version.imgsz,
+        "did_not_learn": version.did_not_learn,
         "class_names": list(version.class_names or []),
         "map50": _num(metrics.get("mAP50")),
         "map50_95": _num(metrics.get("mAP50-95")),

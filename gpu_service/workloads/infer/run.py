@@ -79,6 +79,7 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
         export=export["fingerprint"] if export else None,
     )
     device = f"cuda:{ctx.devices[0]}" if ctx.devices else "cpu"
+    ctx.logger.info("inference at %s px", spec.imgsz)
     annotated_dir = ctx.job_dir / "annotated"
     images: list[dict[str, Any]] = []
     predict_seconds = 0.0
@@ -138,11 +139,24 @@ def infer_job(*, ctx: JobContext) -> dict[str, Any]:
         "images_per_second": round(len(images) / predict_seconds, 3) if predict_seconds else 0.0,
         "format": spec.format,
         "export": export["fingerprint"] if export else None,
+        "imgsz": size_used(model=model, spec=spec),
         "video": _video_result(spec=spec, ctx=ctx, frames=frames, images=images),
     }
     write_json_atomically(results_path, summary)
     ctx.set_metrics(images=len(images), images_per_second=summary["images_per_second"])
     return {"model": spec.model, "results_path": str(results_path), **summary}
+
+
+def size_used(*, model: Any, spec: InferSpec) -> int:
+    """The image size ultralytics' predictor actually ran at (it rounds to the model's
+    stride), so the result says what happened, not only what was asked (issue 13)."""
+    predictor = getattr(model, "predictor", None)
+    ran = getattr(predictor, "imgsz", None) if spec.slice is None else None
+    if isinstance(ran, (list, tuple)) and ran:
+        return int(max(ran))
+    if isinstance(ran, int):
+        return ran
+    return spec.imgsz
 
 
 def _release_inputs(model: Any) -> None:

@@ -21,7 +21,7 @@ from gpu_service.workloads import datasets, weights
 from gpu_service.workloads.base import JobContext
 from gpu_service.workloads.offline import make_ultralytics_silent
 from gpu_service.workloads.train.manifest import build_manifest, write_manifest
-from gpu_service.workloads.train.spec import TrainSpec, optimizer_and_lr
+from gpu_service.workloads.train.spec import TrainSpec, hyperparameter_overrides
 from gpu_service.workloads.train.trainer import SeedReporter, make_trainer
 
 log = logging.getLogger(__name__)
@@ -95,16 +95,13 @@ def _run_seed(
         ctx.logger.info("seed %s already finished; not training it again", seed)
         return json.loads(done.read_text())
     last = seed_dir / "weights" / "last.pt"
-    optimizer, lr0 = optimizer_and_lr(spec)
     overrides: dict[str, Any] = {
         "model": base_model,
         "data": str(data_yaml),
         "epochs": spec.epochs,
         "imgsz": spec.imgsz,
         "batch": spec.batch,
-        "optimizer": optimizer,
-        **({"lr0": lr0} if lr0 is not None else {}),
-        "patience": spec.patience or 10**6,  # 0 means off; ultralytics reads 0 as "stop now"
+        **hyperparameter_overrides(spec),
         "seed": seed,
         "device": _device(ctx.devices),
         "workers": spec.workers,

@@ -7,16 +7,28 @@ Importing this module must stay cheap (the API process imports it): no torch her
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from gpu_service.contract import ARCHITECTURES, FINGERPRINT
+from gpu_service.contract import (
+    ARCHITECTURES,
+    AUGMENTATIONS,
+    FINGERPRINT,
+    LR0_MAX,
+    OPTIMIZERS,
+    PATIENCE_DEFAULT,
+)
 from gpu_service.workloads import datasets, weights
 from gpu_service.workloads.base import ImageSize, Kind
 
 # Rough activation memory per image at 640 px by model scale, MiB; see memory_estimate.
 _MIB_PER_IMAGE = {"n": 180, "s": 300, "m": 550, "l": 800, "x": 1100}
+
+
+def _augmentation(name: str, description: str) -> Any:
+    low, high, default = AUGMENTATIONS[name]
+    return Field(default, ge=low, le=high, allow_inf_nan=False, description=description)
 
 
 class TrainSpec(BaseModel):
@@ -35,12 +47,22 @@ class TrainSpec(BaseModel):
     imgsz: ImageSize = 640
     batch: int = Field(16, ge=1, le=1024, description="images per step, over all the job's GPUs")
     lr0: float | None = Field(
-        None, gt=0, le=1, description="initial learning rate; unset: ultralytics chooses"
+        None, gt=0, le=LR0_MAX, description="initial learning rate; unset: ultralytics chooses"
     )
-    optimizer: Literal["auto", "SGD", "AdamW", "Adam"] = Field(
+    optimizer: Literal[OPTIMIZERS] = Field(
         "auto", description="auto picks the optimizer and its learning rate; lr0 then means SGD"
     )
-    patience: int = Field(100, ge=0, le=1000, description="epochs without improvement; 0 = off")
+    patience: int = Field(
+        PATIENCE_DEFAULT, ge=0, le=1000, description="epochs without improvement; 0 = off"
+    )
+    # The augmentations (contract.AUGMENTATIONS: bounds and ultralytics' defaults).
+    mosaic: float = _augmentation("mosaic", "probability of a 4-image mosaic")
+    fliplr: float = _augmentation("fliplr", "probability of a left-right flip")
+    hsv_h: float = _augmentation("hsv_h", "hue jitter, a fraction")
+    hsv_s: float = _augmentation("hsv_s", "saturation jitter, a fraction")
+    hsv_v: float = _augmentation("hsv_v", "brightness jitter, a fraction")
+    scale: float = _augmentation("scale", "scale jitter, +/- gain")
+    degrees: float = _augmentation("degrees", "rotation, +/- degrees")
     seeds: list[int] = Field(default_factory=lambda: [42], min_length=1, max_length=5)
     workers: int = Field(2, ge=0, le=16, description="dataloader processes")
 
@@ -69,6 +91,17 @@ def optimizer_and_lr(spec: TrainSpec) -> tuple[str, float | None]:
     if spec.lr0 is not None and spec.optimizer == "auto":
         return "SGD", spec.lr0
     return spec.optimizer, spec.lr0
+
+
+def hyperparameter_overrides(spec: TrainSpec) -> dict[str, Any]:
+    """What ultralytics' trainer is given of the spec's hyperparameters."""
+    optimizer, lr0 = optimizer_and_lr(spec)
+    return {
+        "optimizer": optimizer,
+        **({"lr0": lr0} if lr0 is not None else {}),
+        "patience": spec.patience or 10**6,  # 0 means off; ultralytics reads 0 as "stop now"
+        **{name: getattr(spec, name) for name in AUGMENTATIONS},
+    }
 
 
 def check_train(spec: BaseModel, storage: Path) -> None:

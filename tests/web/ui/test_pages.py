@@ -404,7 +404,7 @@ def test_the_inference_page_offers_the_serving_version_by_default(
 ) -> None:
     ModelVersion.objects.filter(id=version.id).update(stage="serving")
     html = owner_client.get(reverse("ui:infer_new")).content.decode()
-    assert '<option value="">Serving: imported-1</option>' in html
+    assert '<option value="" data-imgsz="">Serving: imported-1</option>' in html
 
 
 def test_an_ordinary_user_sees_no_stage_forms_and_cannot_change_a_stage(

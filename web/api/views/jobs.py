@@ -14,7 +14,12 @@ from django.http import FileResponse, HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from jobs.models import JobKind, JobState
 from jobs.selectors import job_artifact_path, job_get, job_log_tail, jobs_visible_to
-from jobs.services import job_cancel, job_create_inference, job_create_training
+from jobs.services import (
+    AUGMENTATIONS,
+    job_cancel,
+    job_create_inference,
+    job_create_training,
+)
 from registry.selectors import model_version_for_inference
 from rest_framework import status
 from rest_framework.parsers import MultiPartParser
@@ -50,7 +55,9 @@ class TrainView(APIView):
             seeds=params["seeds"],
             gpus=params["gpus"],
             lr0=params.get("lr0"),
-            patience=params.get("patience"),
+            patience=params["patience"],
+            optimizer=params["optimizer"],
+            augmentations={name: params[name] for name in AUGMENTATIONS},
         )
         return accepted(job)
 
@@ -74,7 +81,7 @@ class InferView(APIView):
             images=params["images"],
             conf=params["conf"],
             iou=params["iou"],
-            imgsz=params["imgsz"],
+            imgsz=params.get("imgsz"),
             fmt=params.get("format"),
             media=params.get("media"),
             video_options={k: params[k] for k in ("fps", "max_seconds", "max_frames")},

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 from jobs.models import JobKind
 from jobs.selectors import jobs_visible_to
+from jobs.services import DEFAULT_IMGSZ, inference_imgsz
 from registry.models import Stage
 from registry.selectors import model_versions_list
 
@@ -24,13 +25,20 @@ def infer_new(request: HttpRequest) -> HttpResponse:
     versions = [v for v in model_versions_list(user=request.user) if v.stage != Stage.RETIRED]
     serving = next((v for v in versions if v.stage == Stage.SERVING), None)
     recent = jobs_visible_to(user=request.user, kind=JobKind.INFER)[:RECENT]
+    preselect = request.GET.get("version", "")
+    # The version the form opens on, and so the image size it shows (ADR 0045).
+    selected = next((v for v in versions if str(v.id) == preselect), None) or serving
+    selected = selected or (versions[0] if versions else None)
     return render_page(
         request,
         "ui/infer/new.html",
         {
             "versions": [presenters.version_row(version=v) for v in versions],
             "serving": presenters.version_row(version=serving) if serving else None,
-            "preselect": request.GET.get("version", ""),
+            "preselect": preselect,
+            "imgsz": inference_imgsz(version=selected) if selected else DEFAULT_IMGSZ,
+            "imgsz_trained": selected.imgsz if selected else None,
+            "default_imgsz": DEFAULT_IMGSZ,
             "recent_jobs": [presenters.job_row(job=j) for j in recent],
             "max_images": settings.CARRIL_INFER_MAX_IMAGES,
             "placeholder_id": PLACEHOLDER_ID,
