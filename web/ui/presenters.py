@@ -7,7 +7,6 @@ results are read in the one shape the GPU service's contract gives them.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from api.documents import job_public
@@ -252,12 +251,9 @@ def _facts(*, job: Any) -> list[tuple[str, Any]]:
     return facts
 
 
-# Terminal colour codes ultralytics writes into its log.
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
 def log_lines(lines: list[str]) -> list[str]:
-    return [_ANSI.sub("", line) for line in lines[-LOG_TAIL:]]
+    """The tail the page shows; the lines come plain from `job_log_tail` (no escape codes)."""
+    return lines[-LOG_TAIL:]
 
 
 def job_status(*, job: Any, log: list[str]) -> dict[str, Any]:
