@@ -160,7 +160,8 @@ def run(
     log(f"Carril is up: http://{shown}:{env['CARRIL_WEB_PORT']}/")
     if demo_password:
         log(
-            f"sign in as demo / {demo_password} (an administrator; shown once; kept in {DEMO_PASSWORD_FILE})"
+            f"sign in as demo / {demo_password} "
+            f"(an administrator; shown once; kept in {DEMO_PASSWORD_FILE})"
         )
     elif not os.environ.get("CARRIL_DEMO_PASSWORD"):
         log(f"sign in as demo; its password is kept in $CARRIL_STORAGE/{DEMO_PASSWORD_FILE}")
