@@ -45,7 +45,8 @@ def test_the_administrators_group_exists_after_migrations(db):
 def test_make_runs_demo_user_is_an_administrator_who_may_promote(db):
     run("--administrator")
     demo = User.objects.get(username="demo")
-    assert demo.is_staff and demo.is_superuser  # Django admin: adding users, quotas
+    assert demo.is_staff
+    assert demo.is_superuser
     assert user_is_administrator(user=demo)  # the registry: promotion, imports
 
 
@@ -63,4 +64,5 @@ def test_make_run_prepares_the_demo_user_as_an_administrator():
     from carril_stack import commands
 
     argv = [c.argv for c in commands.preparation() if c.name == "manage-ensure_demo_user"]
-    assert argv and argv[0][-1] == "--administrator"
+    assert argv
+    assert argv[0][-1] == "--administrator"
