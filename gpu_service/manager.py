@@ -110,7 +110,10 @@ class AttemptReport:
                 self.pending = True
                 self._flush(force=False)
             elif isinstance(event, EpochReported):
-                self.metrics.setdefault("epochs", []).append(event.record)
+                # Stamped with its attempt: after a resume, the page can say at which
+                # epoch the earlier attempt was interrupted.
+                record = {**event.record, "attempt": self.attempt}
+                self.metrics.setdefault("epochs", []).append(record)
                 self.journal.job_metrics(job_id=self.job_id, metrics=self.metrics)
             elif isinstance(event, MetricsReported):
                 self.metrics.update(event.fields)
