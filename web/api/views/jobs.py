@@ -15,6 +15,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from jobs.models import JobKind, JobState
 from jobs.selectors import job_artifact_path, job_get, job_log_tail, jobs_visible_to
 from jobs.services import job_cancel, job_create_inference, job_create_training
+from jobs.wording import job_state_sentence
 from registry.selectors import model_version_for_inference
 from rest_framework import status
 from rest_framework.parsers import MultiPartParser
@@ -161,7 +162,9 @@ class JobDetectionsView(APIView):
         if job.kind != JobKind.INFER:
             raise NotFound("Only inference jobs have detections.")
         if job.state != JobState.SUCCEEDED:
-            raise Conflict(f"The job is {job.state}; detections come when it succeeds.")
+            raise Conflict(
+                job_state_sentence(job.state, consequence="detections come when it succeeds")
+            )
         body = job_detections_public(job=job)
         if request.query_params.get("download") in {"1", "true"}:
             response = HttpResponse(json.dumps(body, indent=2), content_type="application/json")
