@@ -235,9 +235,7 @@ def test_reports_from_a_stale_attempt_are_ignored(make, monkeypatch):
     assert manager.admission.holding(job_id=job.id) == []
 
 
-def test_each_epoch_record_says_which_attempt_ran_it_and_earlier_ones_are_kept(
-    make, monkeypatch
-):
+def test_each_epoch_record_says_which_attempt_ran_it_and_earlier_ones_are_kept(make, monkeypatch):
     import dataclasses
 
     from gpu_service.executors.base import EpochReported
