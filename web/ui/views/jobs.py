@@ -114,11 +114,14 @@ def job_cancel(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
             section="train" if job.kind == JobKind.TRAIN else "infer",
         )
     try:
-        job_cancel_service(job=job)
+        job = job_cancel_service(job=job)
     except Conflict as exc:
         messages.error(request, exc.message)
     else:
-        messages.info(request, "Cancel requested; the job stops at its next checkpoint.")
+        if job.state == JobState.CANCELLED:  # it had not reached the GPU service yet
+            messages.info(request, "The job is cancelled.")
+        else:
+            messages.info(request, "Cancel requested; the job stops at its next checkpoint.")
     return redirect("ui:job_detail", job_id=job.id)
 
 
