@@ -293,7 +293,7 @@ def job_page(
     log: list[str],
     model_version: Any | None,
     detections: dict[str, Any] | None,
-    usage: list[Any] = (),  # type: ignore[assignment]
+    usage: list[Any],
 ) -> dict[str, Any]:
     progress = job.progress or {}
     percent = job_percent(job=job)
@@ -315,7 +315,7 @@ def job_page(
             else None
         ),
         "ended_note": _ended_note(job=job),
-        "story": job_story(job=job, usage=list(usage)),
+        "story": job_story(job=job, usage=usage),
         "again": _again(job=job) if ended else None,
         "chart_empty": (
             "No epoch finished, so there is no chart."
