@@ -12,11 +12,14 @@ processes and environment for a launcher that adds its own (a cluster, say).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +32,7 @@ BACKOFF_MAX_S = 30.0
 HEALTHY_AFTER_S = 60.0  # a process that stayed up this long starts its backoff afresh
 STOP_GRACE_S = 15.0
 DEMO_PASSWORD_FILE = "secrets/demo_password"  # noqa: S105 - a path under CARRIL_STORAGE (0600)
+RUNTIME_WAIT_S = 120.0  # how long to wait for the GPU service's /healthz to say its runtime
 
 
 def log(message: str) -> None:
@@ -50,6 +54,33 @@ def build_environment() -> tuple[dict[str, str], str | None]:
 def prepare(env: dict[str, str]) -> None:
     for command in commands.preparation():
         subprocess.run(command.argv, cwd=command.cwd, env=env, check=True)
+
+
+def runtime_line(health: dict[str, object]) -> str:
+    """What `make run` says about the GPU service's runtime: loudly when it is simulated,
+    as the dashboard's banner and /healthz do (ADR 0007)."""
+    gpus = health.get("gpus")
+    if health.get("simulated") or health.get("runtime") == "simulated":
+        return (
+            f"SIMULATED GPU RUNTIME: {gpus} pretend GPUs; jobs are admitted as on real GPUs "
+            "but compute on the CPU. Set CARRIL_GPU_RUNTIME=real on a machine with NVIDIA GPUs."
+        )
+    return f"GPU runtime: {health.get('runtime')} ({gpus} GPUs)"
+
+
+def runtime_announce(*, url: str, wait_s: float = RUNTIME_WAIT_S) -> None:
+    """Ask the GPU service's /healthz which runtime it chose (it decides: NVML or not) and
+    say so; quietly give up if it does not answer in time (its own log says why)."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:  # noqa: S310 - our own URL
+                health = json.load(response)
+        except (OSError, ValueError):
+            time.sleep(0.5)
+            continue
+        log(runtime_line(health))
+        return
 
 
 @dataclass
@@ -128,10 +159,16 @@ def run(
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host  # noqa: S104 - display only
     log(f"Carril is up: http://{shown}:{env['CARRIL_WEB_PORT']}/")
     if demo_password:
-        log(f"sign in as demo / {demo_password} (shown once; kept in {DEMO_PASSWORD_FILE})")
+        log(
+            f"sign in as demo / {demo_password} "
+            f"(an administrator; shown once; kept in {DEMO_PASSWORD_FILE})"
+        )
     elif not os.environ.get("CARRIL_DEMO_PASSWORD"):
         log(f"sign in as demo; its password is kept in $CARRIL_STORAGE/{DEMO_PASSWORD_FILE}")
     log("Ctrl-C stops everything")
+    threading.Thread(
+        target=runtime_announce, kwargs={"url": env["CARRIL_GPU_SERVICE_URL"]}, daemon=True
+    ).start()
 
     while not stopping:
         now = time.monotonic()

@@ -106,11 +106,12 @@ def reconciler(*, interval_s: float | None = None, once: bool = False) -> Comman
 
 
 def preparation() -> list[Command]:
-    """What `make run` does before it starts anything: schema, static files, demo user."""
+    """What `make run` does before it starts anything: schema, static files, demo user
+    (an administrator: a development install's one user must be able to promote)."""
     return [
         manage("migrate", "--noinput"),
         manage("collectstatic", "--noinput", "--verbosity", "0"),
-        manage("ensure_demo_user"),
+        manage("ensure_demo_user", "--administrator"),
     ]
 
 

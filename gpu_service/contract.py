@@ -107,6 +107,7 @@ EpochRecord = TypedDict(
         "mAP50-95": float,
         "fitness": float,
         "batch": int,  # the batch size that epoch ran with
+        "attempt": int,  # the job's attempt that ran it (the manager adds it; ADR 0047)
     },
     total=False,
 )

@@ -68,6 +68,23 @@ class Conflict(CarrilError):
     status = 409
 
 
+# A job's state in a sentence: "The job has already succeeded", not "job is succeeded".
+_STATE_PHRASES = {
+    "queued": "is queued",
+    "running": "is running",
+    "cancelling": "is already being cancelled",
+    "succeeded": "has already succeeded",
+    "failed": "has already failed",
+    "cancelled": "has already been cancelled",
+}
+
+
+def state_conflict(*, state: str, consequence: str) -> Conflict:
+    """ "The job has already succeeded; it cannot be cancelled." with the state in details."""
+    phrase = _STATE_PHRASES.get(str(state), f"is {state}")
+    return Conflict(f"The job {phrase}; {consequence}.", details={"state": str(state)})
+
+
 class CudaOOM(CarrilError):
     """The GPU ran out of memory; try a smaller batch size or image size."""
 

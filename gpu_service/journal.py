@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_service.contract import is_job_id
-from gpu_service.errors import Cancelled, CarrilError, Conflict, NotFound
+from gpu_service.errors import Cancelled, CarrilError, NotFound, state_conflict
 
 
 class JobState(enum.StrEnum):
@@ -287,7 +287,7 @@ class Journal:
     def _must(self, changed: bool, *, job_id: str, action: str) -> None:
         if not changed:
             state = self.job_get(job_id=job_id).state
-            raise Conflict(f"cannot {action} a job that is {state}", details={"state": state})
+            raise state_conflict(state=state, consequence=f"it cannot {action}")
 
     def job_start(self, *, job_id: str, gpu_ids: list[int], now: float | None = None) -> None:
         now = now if now is not None else time.time()

@@ -29,10 +29,10 @@ from gpu_service.accounting import EnergyMeter, attempt_usage
 from gpu_service.admission import Admission, Request
 from gpu_service.errors import (
     CarrilError,
-    Conflict,
     Interrupted,
     ValidationFailed,
     WorkerCrashed,
+    state_conflict,
 )
 from gpu_service.executors.base import (
     Attempt,
@@ -110,7 +110,10 @@ class AttemptReport:
                 self.pending = True
                 self._flush(force=False)
             elif isinstance(event, EpochReported):
-                self.metrics.setdefault("epochs", []).append(event.record)
+                # Stamped with its attempt: after a resume, the page can say at which
+                # epoch the earlier attempt was interrupted.
+                record = {**event.record, "attempt": self.attempt}
+                self.metrics.setdefault("epochs", []).append(record)
                 self.journal.job_metrics(job_id=self.job_id, metrics=self.metrics)
             elif isinstance(event, MetricsReported):
                 self.metrics.update(event.fields)
@@ -292,7 +295,7 @@ class JobManager:
             elif job.state is JobState.RUNNING and self.journal.job_request_cancel(job_id=job_id):
                 self.executor.cancel(job_id=job_id, attempt=job.attempt)
             elif job.state in TERMINAL:
-                raise Conflict(f"job is already {job.state}", details={"state": job.state.value})
+                raise state_conflict(state=job.state.value, consequence="it cannot be cancelled")
         return self.journal.job_get(job_id=job_id)
 
     # ---- admission ------------------------------------------------------------------

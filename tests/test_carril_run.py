@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
 import re
 import signal
@@ -43,6 +45,51 @@ def test_the_demo_password_is_returned_only_by_the_start_that_created_it(tmp_pat
     assert first == kept.read_text() == env["CARRIL_DEMO_PASSWORD"]
     assert second is None  # a later start prints where it is kept, not the password
     assert kept.stat().st_mode & 0o777 == 0o600
+
+
+class HealthAnswers(http.server.BaseHTTPRequestHandler):
+    """A stand-in GPU service's /healthz, answering what the server was given."""
+
+    def do_GET(self) -> None:
+        body = json.dumps(self.server.health).encode()  # type: ignore[attr-defined]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("health", "said"),
+    [
+        (
+            {"status": "ok", "runtime": "simulated", "simulated": True, "gpus": 2},
+            r"^\[carril\] SIMULATED GPU RUNTIME: 2 pretend GPUs; .* compute on the CPU",
+        ),
+        (
+            {"status": "ok", "runtime": "real", "simulated": False, "gpus": 4},
+            r"^\[carril\] GPU runtime: real \(4 GPUs\)$",
+        ),
+    ],
+)
+def test_the_output_says_which_gpu_runtime_the_gpu_service_chose(health, said, capsys):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), HealthAnswers)
+    server.health = health  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        carril_run.runtime_announce(url=f"http://127.0.0.1:{server.server_port}", wait_s=10)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert re.search(said, capsys.readouterr().out.strip())
+
+
+def test_nothing_is_said_about_the_runtime_when_the_gpu_service_never_answers(capsys):
+    carril_run.runtime_announce(url=f"http://127.0.0.1:{free_port()}", wait_s=1)
+    assert capsys.readouterr().out == ""
 
 
 class Output:
@@ -115,6 +162,7 @@ def test_it_serves_both_services_restarts_a_dead_one_and_stops_all_on_sigterm(tm
         login = output.wait_for(r"sign in as demo / (\S+)", timeout=5).group(1)
         assert login == (tmp_path / "storage" / "secrets" / "demo_password").read_text()
 
+        output.wait_for(r"SIMULATED GPU RUNTIME: 2 pretend GPUs", timeout=120)
         health = wait_until_answers(f"http://127.0.0.1:{gpu_port}/healthz", timeout=60)
         assert health.status_code == 200
         assert health.json()["runtime"] == "simulated"

@@ -270,6 +270,12 @@ def test_the_main_flow_by_keyboard_alone(browser, stack: Any, tmp_path: Path) ->
         keys.tab_to(testid="job-cancel")
         with page.expect_navigation():
             keys.press("Enter")
+        # Asked first, on a page of its own (works without script too).
+        page.wait_for_selector("[data-testid=cancel-confirm]")
+        keys.check("cancel-confirmation")
+        keys.tab_to(testid="cancel-confirm-button")
+        with page.expect_navigation():
+            keys.press("Enter")
         assert "Cancel requested" in page.inner_text("[data-testid=message]")
         assert keys.wait_for_end(timeout_ms=60_000) == "cancelled"
         assert keys.said()[-1] == "Job cancelled."

@@ -21,3 +21,12 @@ def test_an_error_sent_across_a_process_keeps_its_class_code_and_details():
     assert isinstance(received, WorkerCrashed)
     assert (received.code, received.details) == ("WORKER_CRASHED", {"exitcode": -9})
     assert isinstance(error_from_dict({"code": "NO_SUCH_CODE"}), CarrilError)
+
+
+def test_a_conflict_built_from_a_state_reads_as_a_sentence():
+    from gpu_service.errors import Conflict, state_conflict
+
+    error = state_conflict(state="succeeded", consequence="it cannot be cancelled")
+    assert isinstance(error, Conflict)
+    assert error.message == "The job has already succeeded; it cannot be cancelled."
+    assert error.details == {"state": "succeeded"}

@@ -230,9 +230,27 @@ def test_reports_from_a_stale_attempt_are_ignored(make, monkeypatch):
     done = manager.journal.job_get(job_id=job.id)
     assert done.state is JobState.SUCCEEDED
     assert done.progress == {"batch": 1}
-    assert done.metrics == {"epochs": [{"epoch": 1}]}
+    assert done.metrics == {"epochs": [{"epoch": 1, "attempt": 2}]}
     assert done.result == {"ok": 1}
     assert manager.admission.holding(job_id=job.id) == []
+
+
+def test_each_epoch_record_says_which_attempt_ran_it_and_earlier_ones_are_kept(make, monkeypatch):
+    import dataclasses
+
+    from gpu_service.executors.base import EpochReported
+
+    resumable = dataclasses.replace(DIAGNOSTIC, resumable=True)
+    scheduler = make(kinds={"diagnostic": resumable})
+    monkeypatch.setattr(scheduler.manager.executor, "launch", lambda attempt: None)
+    manager = scheduler.manager
+    job, _ = manager.submit(Submission(kind="diagnostic"), request_id=None)
+    for epoch in (1, 2, 3):
+        manager.on_event(EpochReported(job_id=job.id, attempt=1, record={"epoch": epoch}))
+    crash(scheduler, job.id)  # interrupted after epoch 3; resumes as attempt 2
+    manager.on_event(EpochReported(job_id=job.id, attempt=2, record={"epoch": 4}))
+    epochs = manager.journal.job_get(job_id=job.id).metrics["epochs"]
+    assert [(e["epoch"], e["attempt"]) for e in epochs] == [(1, 1), (2, 1), (3, 1), (4, 2)]
 
 
 def test_progress_reaches_the_journal_while_the_job_runs(make):

@@ -1,4 +1,5 @@
-"""DRF authentication for `Authorization: Token <token>` against hashed tokens."""
+"""DRF authentication for `Authorization: Token <token>` (or `Bearer <token>`, what most
+HTTP clients send by default) against hashed tokens."""
 
 from __future__ import annotations
 
@@ -39,10 +40,12 @@ def _token_lookup(*, key_hash: str) -> ApiToken | None:
 
 class HashedTokenAuthentication(authentication.BaseAuthentication):
     keyword = "Token"
+    # The same token under either scheme; any other scheme is not ours to judge.
+    schemes = (b"token", b"bearer")
 
     def authenticate(self, request: Any) -> tuple[Any, ApiToken] | None:
         header = authentication.get_authorization_header(request).split()
-        if not header or header[0].lower() != self.keyword.lower().encode():
+        if not header or header[0].lower() not in self.schemes:
             return None
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("Invalid token header.")

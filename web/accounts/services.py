@@ -126,20 +126,28 @@ def administrators_group() -> Group:
     return group
 
 
-def demo_user_ensure(*, username: str, password: str | None) -> tuple[AbstractBaseUser, str | None]:
-    """Make sure the demo user exists as an ordinary user.
+def demo_user_ensure(
+    *, username: str, password: str | None, administrator: bool = False
+) -> tuple[AbstractBaseUser, str | None]:
+    """Make sure the demo user exists: an ordinary user, or with `administrator` (what
+    `make run` asks for: on a single-user development install the one user must be able
+    to do the whole flow, promotion and adding users included) a superuser.
 
     Returns the password only when this call created the user or set its password, so the
     launcher prints it once and never leaks it on later starts.
     """
     user_model = get_user_model()
     user = user_model.objects.filter(username=username).first()
+    if user is not None and administrator and not (user.is_staff and user.is_superuser):
+        # A demo user made by an earlier `make run` becomes the administrator it now is.
+        user_model.objects.filter(id=user.id).update(is_staff=True, is_superuser=True)
+        user.refresh_from_db()
     if user is not None and password is None:
         return user, None
     if password is None:
         password = secrets.token_urlsafe(12)
     if user is None:
-        user = user_model(username=username, is_staff=False, is_superuser=False)
+        user = user_model(username=username, is_staff=administrator, is_superuser=administrator)
     elif user.check_password(password):
         return user, None
     validate_password(password, user=user)

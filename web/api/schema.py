@@ -14,5 +14,7 @@ class HashedTokenScheme(OpenApiAuthenticationExtension):
             "type": "apiKey",
             "in": "header",
             "name": "Authorization",
-            "description": "`Token <token>`; get one from POST /api/v1/auth/token/.",
+            "description": (
+                "`Token <token>` or `Bearer <token>`; get one from POST /api/v1/auth/token/."
+            ),
         }

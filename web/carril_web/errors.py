@@ -34,8 +34,15 @@ class ValidationFailed(CarrilWebError):
     status = 400
 
 
+class UnknownParameter(CarrilWebError):
+    """The request has a query parameter this operation does not take."""
+
+    code = "UNKNOWN_PARAMETER"
+    status = 400
+
+
 class Unauthorized(CarrilWebError):
-    """Sign in, or send Authorization: Token <token>."""
+    """Sign in, or send Authorization: Bearer <token> (or Token <token>)."""
 
     code = "UNAUTHORIZED"
     status = 401
@@ -153,6 +160,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     for cls in (
         CarrilWebError,
         ValidationFailed,
+        UnknownParameter,
         Unauthorized,
         Forbidden,
         NotFound,

@@ -154,6 +154,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "api.query_params.UnknownQueryParameterMiddleware",
     # Last, as axes asks: it turns a sign-in it refused into the throttled response.
     "axes.middleware.AxesMiddleware",
 ]

@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
+from jobs.log_text import log_line_plain
 from jobs.models import ACTIVE_STATES, Job, JobState, ReconcilerStatus
 
 MAX_LOG_BYTES = 256 * 1024
@@ -104,10 +105,13 @@ def job_log_tail(*, job: Job, lines: int = 200) -> list[str]:
             data = handle.read()
     except OSError:
         return []
-    text = data.decode("utf-8", errors="replace").splitlines()
+    # Split on newlines only: a carriage return redraws a line (log_line_plain), not a new one.
+    text = data.decode("utf-8", errors="replace").split("\n")
+    if text and text[-1] == "":
+        text.pop()
     if size > MAX_LOG_BYTES and text:
         text = text[1:]  # the first line is probably cut
-    return text[-max(1, min(lines, 5000)) :]
+    return [log_line_plain(line) for line in text[-max(1, min(lines, 5000)) :]]
 
 
 def job_artifact_path(*, job: Job, relpath: str) -> Path:

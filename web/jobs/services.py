@@ -48,6 +48,7 @@ from jobs.images import inference_image_check
 from jobs.media_probe import media_probe
 from jobs.models import Job, JobKind, JobState
 from jobs.quotas import quota_check
+from jobs.wording import job_state_sentence
 
 logger = logging.getLogger(__name__)
 
@@ -430,7 +431,7 @@ def job_cancel(*, job: Job) -> Job:
     ).update(state=JobState.CANCELLING, cancel_pending=True, updated_at=now)
     if not moved:
         job.refresh_from_db()
-        raise Conflict(f"The job is {job.state}; it cannot be cancelled.")
+        raise Conflict(job_state_sentence(job.state, consequence="it cannot be cancelled"))
     record = delivery.cancel_deliver(job_id=job.id)
     if record is not None:
         reconciler.job_apply_remote(job_id=job.id, record=record)

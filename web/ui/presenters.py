@@ -7,18 +7,20 @@ results are read in the one shape the GPU service's contract gives them.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from api.documents import job_public
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
-from jobs.models import job_states_public
+from jobs.models import FAILED_STATES, TERMINAL_STATES, job_states_public
 from jobs.notes import job_notes
+from jobs.wording import job_state_sentence
 
 from gpu_service.contract import FITNESS_METRIC
 from ui.class_balance import class_balance
 from ui.forms import AUGMENTATION_LABELS
+from ui.job_log import log_folded
+from ui.job_story import job_story
 
 
 def dataset_row(*, dataset: Any) -> dict[str, Any]:
@@ -287,26 +289,52 @@ def _facts(*, job: Any) -> list[tuple[str, Any]]:
     return facts
 
 
-# Terminal colour codes ultralytics writes into its log.
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
 def log_lines(lines: list[str]) -> list[str]:
-    return [_ANSI.sub("", line) for line in lines[-LOG_TAIL:]]
+    """The tail the page shows; the lines come plain from `job_log_tail` (no escape codes)."""
+    return lines[-LOG_TAIL:]
 
 
-def job_status(*, job: Any, log: list[str]) -> dict[str, Any]:
+def job_status(*, job: Any, log: list[str], usage: list[Any]) -> dict[str, Any]:
     """The JSON the job page polls: the API's status document, the job-state vocabulary
-    (so the page's script lists no states of its own) and the log's tail."""
-    return {"job": job_public(job=job), "states": job_states_public(), "log": log_lines(log)}
+    (so the page's script lists no states of its own), the log's tail and the story
+    (waiting, attempts) for the page's live region."""
+    return {
+        "job": job_public(job=job),
+        "states": job_states_public(),
+        "log": log_lines(log),
+        "story": job_story(job=job, usage=usage),
+    }
+
+
+def not_cancellable_message(*, job: Any) -> str:
+    """Why a job cannot be cancelled, in words: "The job has already succeeded; ..."."""
+    return job_state_sentence(job.state, consequence="it cannot be cancelled")
+
+
+def _ended_note(*, job: Any) -> str | None:
+    """A cancelled job's neutral line (it is no error): when, and how if it says more."""
+    if job.state != "cancelled":
+        return None
+    when = f" at {job.finished_at:%Y-%m-%d %H:%M:%S}" if job.finished_at else ""
+    note = f"Cancelled{when}."
+    if job.error_message and job.error_message.rstrip(".") != "The job was cancelled":
+        note += f" {job.error_message}"
+    return note
 
 
 def job_page(
-    *, job: Any, log: list[str], model_version: Any | None, detections: dict[str, Any] | None
+    *,
+    job: Any,
+    log: list[str],
+    model_version: Any | None,
+    detections: dict[str, Any] | None,
+    usage: list[Any],
 ) -> dict[str, Any]:
     progress = job.progress or {}
     percent = job_percent(job=job)
     epochs = (job.metrics or {}).get("epochs") or []
+    ended = job.state in TERMINAL_STATES
+    shown_log, folded = log_folded(lines=log_lines(log), state=job.state)
     page: dict[str, Any] = {
         "id": job.id,
         "kind": job.kind,
@@ -314,11 +342,23 @@ def job_page(
         "title": job_title(job=job),
         "subtitle": f"{job.kind} job · submitted {job.created_at:%Y-%m-%d %H:%M}",
         "cancellable": job.is_cancellable,
+        "ended": ended,
+        # Only a failure is an error; a cancel is what someone asked for (a neutral note).
         "error": (
             {"code": job.error_code, "message": job.error_message}
-            if job.error_code or job.error_message
+            if job.state in FAILED_STATES and (job.error_code or job.error_message)
             else None
         ),
+        "ended_note": _ended_note(job=job),
+        "story": job_story(job=job, usage=usage),
+        "again": _again(job=job) if ended else None,
+        "chart_empty": (
+            "No epoch finished, so there is no chart."
+            if ended
+            else "The chart appears after the first epoch."
+        ),
+        "log_empty": "(the job wrote no output)" if ended else "(no output yet)",
+        "log_folded": folded,
         "progress": progress,
         "progress_pairs": {
             "seed": _pair(progress.get("seed"), progress.get("seeds")),
@@ -335,7 +375,7 @@ def job_page(
         "model_version": None,
         "notes": job_notes(job=job),
         "facts": _facts(job=job),
-        "log": log_lines(log),
+        "log": shown_log,
         "log_limit": LOG_TAIL,
         "config": {
             "status_url": reverse("ui:job_status", kwargs={"job_id": job.id}),
@@ -354,6 +394,19 @@ def job_page(
     if detections is not None:
         page.update(detections)
     return page
+
+
+def _again(*, job: Any) -> dict[str, Any]:
+    """ "Run again" (a POST) and "Clone with changes" (the job's form, pre-filled)."""
+    clone_url = None
+    if job.kind == "train":
+        clone_url = reverse("ui:train_new") + f"?from={job.id}"
+    elif job.kind == "infer":
+        clone_url = reverse("ui:infer_new") + f"?from={job.id}"
+    return {
+        "run_url": reverse("ui:job_run_again", kwargs={"job_id": job.id}),
+        "clone_url": clone_url,
+    }
 
 
 # ---- inference results ----

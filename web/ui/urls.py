@@ -55,6 +55,7 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/", jobs.job_detail, name="job_detail"),
     path("jobs/<uuid:job_id>/status.json", jobs.job_status, name="job_status"),
     path("jobs/<uuid:job_id>/cancel/", jobs.job_cancel, name="job_cancel"),
+    path("jobs/<uuid:job_id>/run-again/", jobs.job_run_again, name="job_run_again"),
     path("jobs/<uuid:job_id>/images/<str:name>", jobs.job_image, name="job_image"),
     path("jobs/<uuid:job_id>/detections.json", jobs.job_detections, name="job_detections"),
     path("jobs/<uuid:job_id>/files/<path:relpath>", job_video.job_file, name="job_file"),

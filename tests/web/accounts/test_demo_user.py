@@ -1,4 +1,5 @@
-"""`manage.py ensure_demo_user` makes an ordinary user and prints its password only once."""
+"""`manage.py ensure_demo_user` makes an ordinary user (Compose) or, as `make run` asks, an
+administrator, and prints its password only once."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 
-def run(**kwargs: str) -> str:
+def run(*args: str) -> str:
     out = io.StringIO()
-    call_command("ensure_demo_user", stdout=out)
+    call_command("ensure_demo_user", *args, stdout=out)
     return out.getvalue()
 
 
@@ -39,3 +40,29 @@ def test_the_administrators_group_exists_after_migrations(db):
     from django.contrib.auth.models import Group
 
     assert Group.objects.filter(name="Administrators").exists()
+
+
+def test_make_runs_demo_user_is_an_administrator_who_may_promote(db):
+    run("--administrator")
+    demo = User.objects.get(username="demo")
+    assert demo.is_staff
+    assert demo.is_superuser
+    assert user_is_administrator(user=demo)  # the registry: promotion, imports
+
+
+def test_a_demo_user_made_ordinary_by_an_earlier_start_becomes_an_administrator(db):
+    first = run()
+    password = first.strip().rsplit(" ", 1)[-1]
+    second = run("--administrator")
+    demo = User.objects.get(username="demo")
+    assert user_is_administrator(user=demo)
+    assert demo.check_password(password)  # the same password; not shown again
+    assert password not in second
+
+
+def test_make_run_prepares_the_demo_user_as_an_administrator():
+    from carril_stack import commands
+
+    argv = [c.argv for c in commands.preparation() if c.name == "manage-ensure_demo_user"]
+    assert argv
+    assert argv[0][-1] == "--administrator"

@@ -91,3 +91,25 @@ def test_each_request_gets_its_own_copy_of_the_user(owner, clock):
     assert second_user.pk == owner.pk
     assert not hasattr(second_user, "marked")
     assert second_token.user is second_user
+
+
+@pytest.mark.parametrize("scheme", ["Token", "Bearer", "bearer"])
+def test_a_token_is_accepted_under_the_token_and_the_bearer_scheme(owner, clock, scheme):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"{scheme} {api_token_create(user=owner).secret}")
+    assert client.get("/api/v1/jobs/").status_code == 200
+
+
+def test_a_bad_bearer_token_is_refused_as_a_bad_token(owner, clock):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Bearer not-a-token")
+    response = client.get("/api/v1/jobs/")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "UNAUTHORIZED"
+    assert "Invalid, expired or revoked token" in response.json()["error"]["message"]
+
+
+def test_a_token_under_another_scheme_does_not_authenticate(owner, clock):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Basic {api_token_create(user=owner).secret}")
+    assert client.get("/api/v1/jobs/").status_code == 401

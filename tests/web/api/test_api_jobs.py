@@ -311,3 +311,13 @@ def test_the_gpus_view_says_unavailable_before_the_first_pass(owner_api):
     body = owner_api.get("/api/v1/gpus/").json()
     assert body["available"] is False
     assert body["gpus"] == []
+
+
+def test_logs_are_served_without_terminal_escape_codes(owner, owner_api, storage):
+    job = Job.objects.create(owner=owner, kind="train", state="running", dispatched_at=DELIVERED)
+    (storage / "jobs" / str(job.id)).mkdir(parents=True)
+    (storage / "jobs" / str(job.id) / "job.log").write_bytes(
+        b"\x1b[34m\x1b[1mengine/trainer: \x1b[0mok\n  1/2  50%|##\r  2/2 100%|####\ndone\n"
+    )
+    body = owner_api.get(f"/api/v1/jobs/{job.id}/logs/").json()
+    assert body["lines"] == ["engine/trainer: ok", "  2/2 100%|####", "done"]

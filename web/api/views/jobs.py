@@ -20,6 +20,7 @@ from jobs.services import (
     job_create_inference,
     job_create_training,
 )
+from jobs.wording import job_state_sentence
 from registry.selectors import model_version_for_inference
 from rest_framework import status
 from rest_framework.parsers import MultiPartParser
@@ -168,7 +169,9 @@ class JobDetectionsView(APIView):
         if job.kind != JobKind.INFER:
             raise NotFound("Only inference jobs have detections.")
         if job.state != JobState.SUCCEEDED:
-            raise Conflict(f"The job is {job.state}; detections come when it succeeds.")
+            raise Conflict(
+                job_state_sentence(job.state, consequence="detections come when it succeeds")
+            )
         body = job_detections_public(job=job)
         if request.query_params.get("download") in {"1", "true"}:
             response = HttpResponse(json.dumps(body, indent=2), content_type="application/json")

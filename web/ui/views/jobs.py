@@ -6,13 +6,14 @@ import uuid
 
 from api.documents import job_detections_public
 from api.pagination import NewestFirst
-from carril_web.errors import Conflict
+from carril_web.errors import Conflict, QuotaExceeded, ValidationFailed
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from jobs.models import Job, JobKind, JobState
+from jobs.rerun import job_run_again as job_run_again_service
 from jobs.selectors import job_get, job_input_image, job_input_images, job_log_tail, jobs_visible_to
 from jobs.services import job_cancel as job_cancel_service
 from registry.selectors import model_version_of_job
@@ -49,6 +50,12 @@ def job_list(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _attempts(job: Job) -> list:
+    """The usage rows of the job's ended attempts: a job that never started has none, and
+    its page is polled without asking for them."""
+    return list(job.usage.all()) if job.started_at else []
+
+
 def _has_detections(job: Job) -> bool:
     return job.kind == JobKind.INFER and job.state == JobState.SUCCEEDED
 
@@ -67,6 +74,7 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     page = presenters.job_page(
         job=job,
         log=job_log_tail(job=job),
+        usage=_attempts(job),
         model_version=model_version_of_job(job=job) if job.kind == JobKind.TRAIN else None,
         detections=detections,
     )
@@ -84,20 +92,51 @@ def job_status(request: HttpRequest, job_id: uuid.UUID) -> JsonResponse:
     """What the job page polls. Reads the row the reconciler keeps fresh, never the GPU
     service, so a slow or absent GPU service cannot slow the page down."""
     job = job_get(user=request.user, job_id=job_id)
-    return JsonResponse(presenters.job_status(job=job, log=job_log_tail(job=job)))
+    return JsonResponse(
+        presenters.job_status(job=job, log=job_log_tail(job=job), usage=_attempts(job))
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def job_cancel(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    """GET asks for confirmation (a page of its own, so it works without JavaScript);
+    POST cancels."""
+    job = job_get(user=request.user, job_id=job_id)
+    if request.method == "GET":
+        if not job.is_cancellable:
+            messages.info(request, presenters.not_cancellable_message(job=job))
+            return redirect("ui:job_detail", job_id=job.id)
+        return render_page(
+            request,
+            "ui/jobs/cancel.html",
+            {"job": presenters.job_row(job=job)},
+            section="train" if job.kind == JobKind.TRAIN else "infer",
+        )
+    try:
+        job = job_cancel_service(job=job)
+    except Conflict as exc:
+        messages.error(request, exc.message)
+    else:
+        if job.state == JobState.CANCELLED:  # it had not reached the GPU service yet
+            messages.info(request, "The job is cancelled.")
+        else:
+            messages.info(request, "Cancel requested; the job stops at its next checkpoint.")
+    return redirect("ui:job_detail", job_id=job.id)
 
 
 @login_required
 @require_POST
-def job_cancel(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
+def job_run_again(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    """ "Run again": a new job with this one's spec; its page is where this leads."""
     job = job_get(user=request.user, job_id=job_id)
     try:
-        job_cancel_service(job=job)
-    except Conflict as exc:
+        again = job_run_again_service(owner=request.user, job=job)
+    except (Conflict, ValidationFailed, QuotaExceeded) as exc:
         messages.error(request, exc.message)
-    else:
-        messages.info(request, "Cancel requested; the job stops at its next checkpoint.")
-    return redirect("ui:job_detail", job_id=job.id)
+        return redirect("ui:job_detail", job_id=job.id)
+    messages.info(request, f"Started again from job {str(job.id)[:8]}.")
+    return redirect("ui:job_detail", job_id=again.id)
 
 
 @login_required

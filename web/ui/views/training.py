@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from carril_web.errors import QuotaExceeded, ValidationFailed
 from datasets.selectors import datasets_visible_to
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
-from jobs.selectors import gpus_overview
+from jobs.selectors import gpus_overview, job_get
 from jobs.services import ARCHITECTURES, job_create_training
 from registry.models import Stage
 from registry.selectors import model_versions_list
 
+from ui import clone
 from ui.forms import TrainingForm
 from ui.pages import render_page
 
@@ -36,6 +38,11 @@ def _form(request: HttpRequest) -> TrainingForm:
     if request.method == "POST":
         return TrainingForm(request.POST, **kwargs)
     initial = {"dataset": request.GET.get("dataset", "")}
+    if request.GET.get("from"):
+        # "Clone with changes" on a job page: that job's spec, to change and start anew.
+        source = job_get(user=request.user, job_id=request.GET["from"])
+        initial = clone.training_initial(job=source)
+        messages.info(request, f"Pre-filled from job {str(source.id)[:8]}; change what you need.")
     return TrainingForm(initial=initial, **kwargs)
 
 

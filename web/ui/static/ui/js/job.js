@@ -83,11 +83,43 @@
   function renderError(job) {
     var box = $("job-error");
     if (!box) return;
-    if (job.error && job.error.message) {
+    // Only a failure is an error: a cancel's note is the server's, after the reload.
+    if (isIn("failure", job.state) && job.error && job.error.message) {
       box.hidden = false;
       text("job-error-code", job.error.code || "");
       text("job-error-message", job.error.message);
     }
+  }
+
+  function show(id, value) {
+    var node = $(id);
+    if (!node) return;
+    if (node.textContent !== (value || "")) node.textContent = value || "";
+    node.hidden = !value;
+  }
+
+  /* The story (ui/job_story.py): waiting for the GPU service, attempts and resumes. It
+   * sits in a polite live region, so only text that changed is written. */
+  function renderStory(story) {
+    if (!story) return;
+    show("job-waiting", story.waiting);
+    show("job-waiting-error", story.waiting_error);
+    var list = $("job-attempts");
+    var lines = story.attempts || [];
+    if (list) {
+      var current = Array.prototype.map.call(list.children, function (li) { return li.textContent; });
+      if (current.join("\n") !== lines.join("\n")) {
+        while (list.firstChild) list.removeChild(list.firstChild);
+        lines.forEach(function (line) {
+          var item = document.createElement("li");
+          item.textContent = line;
+          list.appendChild(item);
+        });
+      }
+      list.hidden = lines.length === 0;
+    }
+    var card = $("job-story-card");
+    if (card) card.hidden = !story.waiting && lines.length === 0;
   }
 
   document.addEventListener("DOMContentLoaded", function () {
@@ -112,6 +144,7 @@
         renderState(job);
         renderProgress(job);
         renderError(job);
+        renderStory(data.story);
         if (chart) chart.update((job.metrics && job.metrics.epochs) || []);
         renderLog(data.log);
         text("poll-note", "");
