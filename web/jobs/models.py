@@ -50,6 +50,7 @@ class JobKind(models.TextChoices):
     TRAIN = "train"
     INFER = "infer"
     EXPORT = "export"  # a model version to ONNX, OpenVINO, TorchScript or TensorRT
+    EVALUATE = "evaluate"  # ultralytics' validator: a model version on a dataset split
 
 
 class Job(models.Model):
