@@ -5,7 +5,6 @@ an API token, a model version) that everyone else tries to reach."""
 from __future__ import annotations
 
 import json
-
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +53,6 @@ class World:
 INFERENCE_ID = uuid.UUID("00000000-0000-4000-8000-00000000beef")
 
 
-@pytest.fixture
 # An evaluation document, as the GPU service writes one for a training (jobs.evaluation).
 EVALUATION = {
     "version": 1,
@@ -73,6 +71,7 @@ EVALUATION = {
 }
 
 
+@pytest.fixture
 def world(owner: User, storage: Path) -> World:
     dataset = dataset_for(owner)
     (dataset.path / "images" / "train").mkdir(parents=True)
