@@ -8,6 +8,7 @@ from pathlib import Path
 from jobs.models import Job
 
 from tests.web.api.test_api_model_exports import store_weights
+from tests.web.api.test_api_token_scopes import bearer, ci_token
 from tests.web.factories import dataset_for, model_version
 
 
@@ -158,3 +159,16 @@ def test_another_users_evaluation_is_not_found(owner, other_api, storage):
 
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_an_evaluation_needs_the_train_scope(admin, admin_api, storage):
+    dataset, version = _ready(admin), _version(storage)
+    body = {"model_version": str(version.id), "dataset": str(dataset.id)}
+    reader = bearer(ci_token(admin_api, scopes=["read", "infer"])["token"])
+
+    response = reader.post("/api/v1/jobs/evaluate/", body, format="json")
+
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "SCOPE_REFUSED"
+    assert response.json()["error"]["details"]["scope"] == "train"
+    assert not Job.objects.exists()
