@@ -53,6 +53,10 @@ class JobKind(models.TextChoices):
     EVALUATE = "evaluate"  # ultralytics' validator: a model version on a dataset split
 
 
+# The kinds whose jobs write an evaluation document when they succeed (ADR 0042).
+EVALUATED_KINDS = frozenset({JobKind.TRAIN, JobKind.EVALUATE})
+
+
 class Job(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(

@@ -14,7 +14,7 @@ from carril_web.errors import Conflict, NoEvaluation, NotFound, ValidationFailed
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from jobs.evaluation import load_evaluation
-from jobs.models import JobKind, JobState
+from jobs.models import EVALUATED_KINDS, JobKind, JobState
 from jobs.selectors import job_artifact_path, job_get, job_log_tail, jobs_visible_to
 from jobs.services import (
     job_cancel,
@@ -216,10 +216,6 @@ class JobEvaluationView(APIView):
                 details={"job": str(job.id), "kind": str(job.kind), "state": str(job.state)},
             )
         return Response(document)
-
-
-# The kinds whose jobs write an evaluation document (ADR 0042).
-EVALUATED_KINDS = frozenset({JobKind.TRAIN, JobKind.EVALUATE})
 
 
 class JobArtifactView(APIView):

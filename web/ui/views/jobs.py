@@ -14,7 +14,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from jobs.evaluation import load_evaluation
-from jobs.models import Job, JobKind, JobState
+from jobs.models import EVALUATED_KINDS, Job, JobKind, JobState
 from jobs.selectors import job_get, job_input_image, job_input_images, job_log_tail, jobs_visible_to
 from jobs.services import job_cancel as job_cancel_service
 from registry.selectors import model_version_of_job
@@ -57,7 +57,7 @@ def _has_detections(job: Job) -> bool:
 
 def evaluation_url(*, job: Job) -> str | None:
     """The job's evaluation page, once the job has written its evaluation (ADR 0042)."""
-    if job.kind not in (JobKind.TRAIN, JobKind.EVALUATE) or load_evaluation(job=job) is None:
+    if job.kind not in EVALUATED_KINDS or load_evaluation(job=job) is None:
         return None
     return reverse("ui:job_evaluation", kwargs={"job_id": job.id})
 
