@@ -245,9 +245,18 @@ class Client:
         dataset: str,
         split: str | None = None,
         imgsz: int | None = None,
+        conf: float | None = None,
+        iou: float | None = None,
     ) -> Document:
         """Start an evaluate job (issue 13's `POST /api/v1/jobs/evaluate/`)."""
-        body = {"model_version": model_version, "dataset": dataset, "split": split, "imgsz": imgsz}
+        body = {
+            "model_version": model_version,
+            "dataset": dataset,
+            "split": split,
+            "imgsz": imgsz,
+            "conf": conf,
+            "iou": iou,
+        }
         return self._json("POST", "/jobs/evaluate/", json=_present(body))
 
     def job_evaluation(self, job_id: str) -> Document:

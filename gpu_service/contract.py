@@ -46,7 +46,7 @@ JOB_STATES: tuple[JobStateName, ...] = (
     "cancelled",
 )
 TERMINAL_STATES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
-KindName = Literal["diagnostic", "train", "infer", "export"]
+KindName = Literal["diagnostic", "train", "infer", "export", "evaluate"]
 
 # ---- what training accepts ---------------------------------------------------------
 
@@ -256,6 +256,25 @@ class ExportResult(TypedDict):
 
     export: ExportManifest
     manifest_path: str  # storage-relative
+
+
+# ---- evaluations -------------------------------------------------------------------
+
+# Where a job's evaluation document lives, relative to its folder `jobs/<id>/` (issue 13;
+# the web app's `jobs.evaluation` reads it, its docstring gives the document's shape).
+EVALUATION_DIR = "evaluation"
+EVALUATION_DOCUMENT = "evaluation/evaluation.json"
+
+
+class EvaluationResult(TypedDict):
+    """The result of a succeeded `evaluate` job: the headline numbers and where the
+    whole document is (job-relative)."""
+
+    model: str  # fingerprint
+    split: str
+    imgsz: int
+    metrics: ValMetrics
+    evaluation_path: str  # evaluation/evaluation.json
 
 
 # ---- the job status record ---------------------------------------------------------

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from gpu_service.workloads.base import Kind
 from gpu_service.workloads.diagnostic.spec import DIAGNOSTIC
+from gpu_service.workloads.evaluate.spec import EVALUATE
 from gpu_service.workloads.export.spec import EXPORT
 from gpu_service.workloads.infer.spec import INFER
 from gpu_service.workloads.train.spec import TRAIN
 
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (DIAGNOSTIC, TRAIN, INFER, EXPORT)}
+KINDS: dict[str, Kind] = {kind.name: kind for kind in (DIAGNOSTIC, TRAIN, INFER, EXPORT, EVALUATE)}

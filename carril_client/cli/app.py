@@ -163,13 +163,19 @@ def _infer_print(detections: dict[str, Any], written: list[Path], out: Any) -> N
 def evaluate(
     model: Annotated[str, typer.Option("--model", "-m", help="model version id")],
     dataset: Annotated[str, typer.Option("--dataset", "-d", help="dataset id")],
-    split: Annotated[str | None, typer.Option()] = None,
+    split: Annotated[str | None, typer.Option(help="train, val (default) or test")] = None,
+    imgsz: Annotated[int | None, typer.Option(help="default: the training size")] = None,
+    conf: Annotated[float | None, typer.Option(help="default: 0.001")] = None,
+    iou: Annotated[float | None, typer.Option(help="NMS IoU; default: 0.7")] = None,
     json_: JsonOption = False,
 ) -> None:
-    """Evaluate a model version on a dataset (an evaluate job) and print its numbers."""
+    """Evaluate a model version on a dataset split with ultralytics' validator (an
+    evaluate job) and print its overall and per-class numbers."""
     out = output(json_)
     with client() as carril:
-        job = carril.evaluate(model_version=model, dataset=dataset, split=split)
+        job = carril.evaluate(
+            model_version=model, dataset=dataset, split=split, imgsz=imgsz, conf=conf, iou=iou
+        )
         job = job_follow(carril, job["id"], out)
         job_outcome(job, out)
         evaluation = carril.job_evaluation(job["id"])

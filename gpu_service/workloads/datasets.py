@@ -57,6 +57,14 @@ def class_names(*, data_yaml: Path) -> list[str]:
     return [str(n) for n in names]
 
 
+def splits(*, data_yaml: Path) -> list[str]:
+    """The splits a data.yaml names (train, val, test), in that order."""
+    import yaml
+
+    data: dict[str, Any] = yaml.safe_load(data_yaml.read_text()) or {}
+    return [split for split in ("train", "val", "test") if data.get(split)]
+
+
 def image_paths(*, images: list[str], storage: Path) -> list[Path]:
     """Each image resolved inside storage; refuses the first that is missing."""
     paths = []

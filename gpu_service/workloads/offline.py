@@ -69,8 +69,10 @@ def make_ultralytics_silent(*, storage: Path) -> None:
     # The trainer's AMP self-test downloads yolo26n.pt on CUDA; replace it with a check
     # that decides from the device name alone, as ultralytics does for known-bad GPUs.
     ul_trainer.check_amp = _offline_amp_check
-    # Reading a dataset "checks" for Arial.ttf and fetches it from GitHub when missing;
-    # plots are off and annotation uses Pillow's font, so only a local copy is wanted.
+    # Reading a dataset "checks" for Arial.ttf and fetches it from GitHub when missing,
+    # and so does every plot that draws text with Pillow (an evaluation's validation
+    # batches). Never fetch it: a copy in ultralytics' config folder if someone put one
+    # there, else the DejaVu Sans that matplotlib (a dependency) ships. ADR 0042.
     from ultralytics.data import utils as ul_data_utils
     from ultralytics.utils import plotting as ul_plotting
 
@@ -78,11 +80,18 @@ def make_ultralytics_silent(*, storage: Path) -> None:
     ul_plotting.check_font = _local_font_only
 
 
-def _local_font_only(font: str = "Arial.ttf") -> Path | None:
+def _local_font_only(font: str = "Arial.ttf") -> Path:
     from ultralytics.utils import USER_CONFIG_DIR
 
     file = Path(USER_CONFIG_DIR) / Path(font).name
-    return file if file.exists() else None
+    return file if file.exists() else installed_font()
+
+
+def installed_font() -> Path:
+    """DejaVu Sans as matplotlib installs it: a TrueType font that is always there."""
+    import matplotlib
+
+    return Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
 
 
 def _offline_amp_check(model: Any) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 
 from gpu_service.workloads.base import JobContext, Runner
 from gpu_service.workloads.diagnostic.run import diagnostic_run
+from gpu_service.workloads.evaluate.run import evaluate_job
 from gpu_service.workloads.export.run import export_job
 from gpu_service.workloads.infer.run import infer_job
 from gpu_service.workloads.train.run import train_job
@@ -28,9 +29,14 @@ def _export(ctx: JobContext) -> dict[str, Any]:
     return export_job(ctx=ctx)
 
 
+def _evaluate(ctx: JobContext) -> dict[str, Any]:
+    return evaluate_job(ctx=ctx)
+
+
 RUNNERS: dict[str, Runner] = {
     "diagnostic": diagnostic_run,
     "train": _train,
     "infer": _infer,
     "export": _export,
+    "evaluate": _evaluate,
 }

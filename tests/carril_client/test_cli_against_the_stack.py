@@ -23,6 +23,8 @@ from tests.web.dataset_zips import with_label
 
 pytestmark = pytest.mark.slow
 CARRIL = Path(sys.executable).parent / "carril"
+# The client of this checkout, whichever checkout the virtual environment was installed from.
+ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ["--model", "yolov8n", "--epochs", "1", "--imgsz", "32", "--batch", "2", "--seeds", "1"]
 
 
@@ -36,6 +38,7 @@ class Cli:
             "CARRIL_URL": stack.web_url,
             "CARRIL_CONFIG_DIR": str(self.config),
             "NO_COLOR": "1",
+            "PYTHONPATH": str(ROOT),
         }
 
     def run(
@@ -191,6 +194,26 @@ def test_infer_writes_the_detections_and_the_annotated_images(ada, trained, tmp_
     assert len(done["files"]) == 3
 
 
+def test_evaluate_runs_an_evaluate_job_and_prints_its_per_class_table(ada, dataset, trained):
+    version = trained["registered_model_version"]
+    classes = ada.json("models", "show", version)["class_names"]
+
+    evaluation = ada.json("evaluate", "--model", version, "--dataset", dataset["id"])
+    table = ada.run("evaluate", "--model", version, "--dataset", dataset["id"], "--conf", "0.01")
+
+    assert (evaluation["source"], evaluation["split"], evaluation["seed"]) == (
+        "evaluate",
+        "val",
+        None,
+    )
+    assert evaluation["imgsz"] == 32  # the size the version was trained at
+    assert [row["class_name"] for row in evaluation["per_class"]] == classes
+    assert set(evaluation["metrics"]) == {"precision", "recall", "mAP50", "mAP50-95"}
+    assert table.returncode == 0, table.stderr
+    assert "mAP50-95" in table.stdout
+    assert all(name in table.stdout for name in classes)
+
+
 def test_a_scoped_ci_token_is_refused_outside_its_scope_with_exit_3(
     ada, dataset, trained, tmp_path
 ):
@@ -227,7 +250,7 @@ def test_ci_train_promotes_a_candidate_past_the_gate_and_refuses_one_short_of_it
     assert candidate["stage"] == "serving"
     reasons = [e["reason"] for e in candidate["events"] if e["to_stage"] == "serving"]
     assert reasons[-1].startswith("ci-train gate passed: mAP50-95"), reasons
-    assert passed["candidate"]["source"] == "training validation"
+    assert passed["candidate"]["source"].startswith("evaluate job ")  # the server has them
 
     # An improvement no model can make: refused, exit 1, nothing promoted.
     refused = ada.run(

@@ -4,6 +4,7 @@ an API token, a model version) that everyone else tries to reach."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,11 +53,31 @@ class World:
 INFERENCE_ID = uuid.UUID("00000000-0000-4000-8000-00000000beef")
 
 
+# An evaluation document, as the GPU service writes one for a training (jobs.evaluation).
+EVALUATION = {
+    "version": 1,
+    "source": "training",
+    "split": "val",
+    "imgsz": 64,
+    "conf": 0.001,
+    "iou": 0.7,
+    "seed": 1,
+    "metrics": {"precision": 0.5, "recall": 0.5, "mAP50": 0.5, "mAP50-95": 0.25},
+    "per_class": [],
+    "confusion_matrix": {"labels": ["background"], "counts": [[0]]},
+    "curves": {},
+    "samples": [],
+    "plots": [],
+}
+
+
 @pytest.fixture
 def world(owner: User, storage: Path) -> World:
     dataset = dataset_for(owner)
     (dataset.path / "images" / "train").mkdir(parents=True)
     (dataset.path / "images" / "train" / "a.png").write_bytes(z.png())
+    dataset.splits = {"train": {"images": 1}, "val": {"images": 1}}  # an evaluation needs val
+    dataset.save(update_fields=["splits"])
     version = model_version()
     training = Job.objects.create(
         owner=owner,
@@ -70,6 +91,8 @@ def world(owner: User, storage: Path) -> World:
     job_dir.mkdir(parents=True)
     (job_dir / "job.log").write_text("epoch 1\nepoch 2\n")
     (job_dir / "results.json").write_text("{}")
+    (job_dir / "evaluation").mkdir()
+    (job_dir / "evaluation" / "evaluation.json").write_text(json.dumps(EVALUATION))
     images = storage / "uploads" / "infer" / "one"
     images.mkdir(parents=True)
     (images / "0000_a.png").write_bytes(z.png())

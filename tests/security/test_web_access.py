@@ -180,6 +180,15 @@ API_ROUTES = [
         data=lambda w: {"dataset": str(w.dataset.id), "model": "yolov8n", "imgsz": 64},
     ),
     Route("api:job-infer", "post", signed_in_everyone(400), data=lambda w: {}, multipart=True),
+    # Evaluating the owner's candidate on the owner's dataset: only who may see both.
+    Route(
+        "api:job-evaluate",
+        "post",
+        owner_or_staff(202, hidden=400),
+        data=lambda w: {"model_version": str(w.trained.id), "dataset": str(w.dataset.id)},
+    ),
+    Route("api:job-evaluate", "post", signed_in_everyone(400), data=lambda w: {}),
+    Route("api:job-evaluation", "get", owner_or_staff(200), kwargs=training_kw),
     Route("api:job-detail", "get", owner_or_staff(200), kwargs=training_kw),
     Route("api:job-cancel", "post", owner_or_staff(202), kwargs=training_kw),
     Route("api:job-logs", "get", owner_or_staff(200), kwargs=training_kw),
@@ -249,6 +258,17 @@ PAGE_ROUTES = [
         "ui:job_detections", "get", owner_or_staff(200, anonymous=SIGN_IN), inference_kw, api=False
     ),
     Route("ui:infer_new", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
+    Route(
+        "ui:job_evaluation", "get", owner_or_staff(200, anonymous=SIGN_IN), training_kw, api=False
+    ),
+    Route(
+        "ui:evaluation_new",
+        "get",
+        signed_in_everyone(200, anonymous=SIGN_IN),
+        version_kw,
+        api=False,
+    ),
+    Route("ui:evaluation_new", "get", tenant(200, anonymous=SIGN_IN), trained_kw, api=False),
     Route("ui:models", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
     # A version's page and its weights: another user's candidate or retired version is a
     # 404, like a missing one (registry/visibility.py); an imported one is everyone's.

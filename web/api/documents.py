@@ -139,6 +139,9 @@ def job_result_public(*, job: Job) -> dict[str, Any] | None:
             result["video"] = video
     elif job.kind == JobKind.EXPORT:
         pass  # the export's manifest and manifest_path are relative to storage already
+    elif job.kind == JobKind.EVALUATE:
+        # The document itself is served at its own route; its path is job-relative.
+        result["evaluation_url"] = reverse("api:job-evaluation", kwargs={"job_id": job.id})
     else:
         weights = dict(result.get("weights") or {})
         weights.pop("path", None)

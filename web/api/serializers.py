@@ -8,6 +8,7 @@ from django.urls import reverse
 from jobs.models import Job
 from jobs.services import (
     AUGMENTATIONS,
+    EVALUATION_SPLITS,
     OPTIMIZERS,
     TRAINING_DEFAULTS,
     TRAINING_LIMITS,
@@ -342,6 +343,20 @@ class InferIn(_ImgszRule, serializers.Serializer):
         return super().validate(attrs)
 
 
+class EvaluateIn(_ImgszRule, serializers.Serializer):
+    """An evaluation request (ADR 0042); the service checks the version, the dataset and
+    its split."""
+
+    model_version = serializers.UUIDField()
+    dataset = serializers.UUIDField()
+    split = serializers.ChoiceField(choices=list(EVALUATION_SPLITS), default="val")
+    imgsz = _limited(
+        "imgsz", required=False, help_text="a multiple of 32; default: the version's training size"
+    )
+    conf = serializers.FloatField(min_value=0, max_value=1, default=0.001)
+    iou = serializers.FloatField(min_value=0, max_value=1, default=0.7)
+
+
 class JobAcceptedOut(serializers.Serializer):
     id = serializers.UUIDField()
     state = serializers.CharField()
@@ -414,6 +429,39 @@ class DetectionsOut(serializers.Serializer):
     images = serializers.ListField(child=serializers.DictField())
     images_per_second = serializers.FloatField(allow_null=True)
     results_url = serializers.CharField(allow_null=True)
+
+
+class EvaluationOut(serializers.Serializer):
+    """A job's evaluation document, as the GPU service wrote it (`jobs.evaluation`; ADR
+    0042): ultralytics' validator's numbers. Artifact paths are relative to the job's
+    folder: `/api/v1/jobs/{id}/artifacts/<path>` serves them."""
+
+    version = serializers.IntegerField()
+    source = serializers.ChoiceField(choices=["training", "evaluate"])
+    split = serializers.CharField()
+    imgsz = serializers.IntegerField()
+    conf = serializers.FloatField()
+    iou = serializers.FloatField()
+    seed = serializers.IntegerField(allow_null=True, help_text="a training's best seed")
+    metrics = serializers.DictField(
+        child=serializers.FloatField(), help_text="precision, recall, mAP50, mAP50-95"
+    )
+    per_class = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="class_id, class_name, images, instances, precision, recall, mAP50, "
+        "mAP50-95 (null for a class with no ground truth in the split)",
+    )
+    confusion_matrix = serializers.DictField(
+        help_text="labels (background last), counts[predicted][true]"
+    )
+    curves = serializers.DictField(
+        help_text="confidence (101 points) and per-class precision, recall, f1 against it; "
+        "pr: recall (101 points) and per-class precision"
+    )
+    samples = serializers.ListField(
+        child=serializers.DictField(), help_text="image, artifact, ground_truth, predictions"
+    )
+    plots = serializers.ListField(child=serializers.CharField(), help_text="ultralytics' images")
 
 
 class GpusOut(serializers.Serializer):

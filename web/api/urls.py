@@ -47,10 +47,12 @@ urlpatterns = [
     path("jobs/", jobs.JobsView.as_view(), name="jobs"),
     path("jobs/train/", jobs.TrainView.as_view(), name="job-train"),
     path("jobs/infer/", jobs.InferView.as_view(), name="job-infer"),
+    path("jobs/evaluate/", jobs.EvaluateView.as_view(), name="job-evaluate"),
     path("jobs/<uuid:job_id>/", jobs.JobDetailView.as_view(), name="job-detail"),
     path("jobs/<uuid:job_id>/cancel/", jobs.JobCancelView.as_view(), name="job-cancel"),
     path("jobs/<uuid:job_id>/logs/", jobs.JobLogsView.as_view(), name="job-logs"),
     path("jobs/<uuid:job_id>/detections/", jobs.JobDetectionsView.as_view(), name="job-detections"),
+    path("jobs/<uuid:job_id>/evaluation/", jobs.JobEvaluationView.as_view(), name="job-evaluation"),
     path(
         "jobs/<uuid:job_id>/artifacts/<path:relpath>",
         jobs.JobArtifactView.as_view(),

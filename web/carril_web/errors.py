@@ -65,6 +65,13 @@ class NotFound(CarrilWebError, Http404):
     status = 404
 
 
+class NoEvaluation(NotFound):
+    """This job has no evaluation: trainings and evaluate jobs write one when they succeed."""
+
+    code = "NO_EVALUATION"
+    status = 404
+
+
 class Conflict(CarrilWebError):
     """The resource is not in a state that allows this."""
 
@@ -164,6 +171,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
         Unauthorized,
         Forbidden,
         NotFound,
+        NoEvaluation,
         Conflict,
         DatasetInvalid,
         ImageTooLarge,

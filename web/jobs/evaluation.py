@@ -16,10 +16,12 @@ The document (every number is ultralytics' own validator's, never recomputed her
       "metrics": {"precision": f, "recall": f, "mAP50": f, "mAP50-95": f},
       "per_class": [{"class_id": 0, "class_name": "cat", "images": n, "instances": n,
                      "precision": f, "recall": f, "mAP50": f, "mAP50-95": f}, ...],
+                    # one row per class of the model; the four numbers are null for a
+                    # class with no ground truth in the split (ultralytics gives none)
       "confusion_matrix": {"labels": ["cat", ..., "background"],   # background last
                            "counts": [[...], ...],                 # counts[predicted][true]
                            "rows": "predicted", "columns": "true"},
-      "curves": {"confidence": [101 floats, 0..1],
+      "curves": {"confidence": [101 floats, 0..1],   # classes with ground truth only
                  "precision": {"cat": [101 floats], ...},     # against confidence
                  "recall": {"cat": [...], ...},               # against confidence
                  "f1": {"cat": [...], ...},                   # against confidence

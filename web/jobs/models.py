@@ -50,6 +50,11 @@ class JobKind(models.TextChoices):
     TRAIN = "train"
     INFER = "infer"
     EXPORT = "export"  # a model version to ONNX, OpenVINO, TorchScript or TensorRT
+    EVALUATE = "evaluate"  # ultralytics' validator: a model version on a dataset split
+
+
+# The kinds whose jobs write an evaluation document when they succeed (ADR 0042).
+EVALUATED_KINDS = frozenset({JobKind.TRAIN, JobKind.EVALUATE})
 
 
 class Job(models.Model):

@@ -177,14 +177,7 @@ def job_create_training(
             **{name: augmentation_problem(name, value) for name, value in augment.items()},
         }
     )
-    try:
-        dataset = dataset_get(user=owner, dataset_id=dataset_id)
-    except NotFound as exc:
-        raise ValidationFailed(details={"fields": {"dataset": ["No such dataset."]}}) from exc
-    if dataset.state != DatasetState.READY:
-        raise ValidationFailed(
-            details={"fields": {"dataset": [f"The dataset is {dataset.state}; it must be ready."]}}
-        )
+    dataset = _ready_dataset(owner=owner, dataset_id=dataset_id)
     base_version = training_base_resolve(user=owner, model=model)
     spec: dict[str, Any] = {
         "dataset": str(dataset.path),
@@ -240,6 +233,67 @@ def job_create_export(
     if source is not None and source.dataset is not None:
         spec["dataset"] = str(source.dataset.path)
     return _job_create(owner=owner, kind=JobKind.EXPORT, spec=spec, gpus=1, model_version=version)
+
+
+EVALUATION_SPLITS = ("train", "val", "test")
+
+
+def job_create_evaluation(
+    *,
+    owner: AbstractBaseUser,
+    version_id: uuid.UUID | str,
+    dataset_id: uuid.UUID | str,
+    split: str = "val",
+    imgsz: int | None = None,
+    conf: float = 0.001,
+    iou: float = 0.7,
+) -> Job:
+    """Evaluate a model version on a split of a dataset with ultralytics' validator
+    (ADR 0042). Unset, the image size is the one the version was trained at."""
+    try:
+        version = model_version_get(user=owner, version_id=version_id)
+    except NotFound as exc:
+        message = "No such model version."
+        raise ValidationFailed(details={"fields": {"model_version": [message]}}) from exc
+    if version.stage == Stage.RETIRED:
+        message = "That version is retired."
+        raise ValidationFailed(details={"fields": {"model_version": [message]}})
+    imgsz = imgsz or version.imgsz or 640
+    _refuse_if({"imgsz": imgsz_problem(imgsz)})
+    dataset = _ready_dataset(owner=owner, dataset_id=dataset_id)
+    if split not in (dataset.splits or {}):
+        present = ", ".join(s for s in EVALUATION_SPLITS if s in (dataset.splits or {}))
+        message = f"The dataset has no {split} split (it has: {present or 'none'})."
+        raise ValidationFailed(details={"fields": {"split": [message]}})
+    spec: dict[str, Any] = {
+        "model": version.fingerprint,
+        "dataset": str(dataset.path),
+        "split": split,
+        "imgsz": imgsz,
+        "conf": conf,
+        "iou": iou,
+    }
+    return _job_create(
+        owner=owner,
+        kind=JobKind.EVALUATE,
+        spec=spec,
+        gpus=1,
+        dataset=dataset,
+        model_version=version,
+    )
+
+
+def _ready_dataset(*, owner: AbstractBaseUser, dataset_id: uuid.UUID | str) -> Dataset:
+    """A dataset `owner` sees, ready to use, or a ValidationFailed on `dataset`."""
+    try:
+        dataset = dataset_get(user=owner, dataset_id=dataset_id)
+    except NotFound as exc:
+        raise ValidationFailed(details={"fields": {"dataset": ["No such dataset."]}}) from exc
+    if dataset.state != DatasetState.READY:
+        raise ValidationFailed(
+            details={"fields": {"dataset": [f"The dataset is {dataset.state}; it must be ready."]}}
+        )
+    return dataset
 
 
 def job_create_inference(

@@ -130,6 +130,10 @@ def job_title(*, job: Any) -> str:
         count = len(spec.get("images") or [])
         what = f"{count} image{'s' if count != 1 else ''}" if count else "images"
         return f"Detect in {what}" + (f" with {version}" if version else "")
+    if job.kind == "evaluate":
+        version = getattr(job.model_version, "name", None) or "a model"
+        dataset = getattr(job.dataset, "name", None) or "a dataset"
+        return f"Evaluate {version} on {dataset} ({spec.get('split', 'val')})"
     return f"{job.kind} job"
 
 
@@ -279,6 +283,8 @@ def _facts(*, job: Any) -> list[tuple[str, Any]]:
     else:
         if job.model_version is not None:
             facts.append(("Model version", job.model_version.name))
+        if job.kind == "evaluate" and job.dataset is not None:
+            facts.append(("Dataset", f"{job.dataset.name} ({spec.get('split', 'val')} split)"))
         for key, label in INFER_LABELS.items():
             if spec.get(key) is not None:
                 facts.append((label, spec[key]))

@@ -19,6 +19,7 @@ from gpu_service.contract import FINGERPRINT
 from gpu_service.storage import write_json_atomically
 from gpu_service.workloads import datasets, weights
 from gpu_service.workloads.base import JobContext
+from gpu_service.workloads.evaluate.training import evaluate_training
 from gpu_service.workloads.offline import make_ultralytics_silent
 from gpu_service.workloads.train.manifest import build_manifest, write_manifest
 from gpu_service.workloads.train.spec import TrainSpec, hyperparameter_overrides
@@ -204,6 +205,10 @@ def _finish(
         weights_path=stored,
     )
     manifest_path = write_manifest(job_dir=ctx.job_dir, manifest=manifest)
+    ctx.progress(stage="evaluating", fraction=1.0)
+    evaluate_training(
+        ctx=ctx, weights_path=stored, data_yaml=data_yaml, imgsz=spec.imgsz, seed=best["seed"]
+    )
     ctx.progress(stage="done", fraction=1.0)
     return {
         "weights": {"fingerprint": registered["fingerprint"], "path": str(stored)},

@@ -1,5 +1,5 @@
-"""Nothing phones home: a training, an inference, exports to ONNX and OpenVINO and
-inference on them, with the network made to fail."""
+"""Nothing phones home: a training (with its evaluation), an inference, an evaluation,
+exports to ONNX and OpenVINO and inference on them, with the network made to fail."""
 
 from __future__ import annotations
 
@@ -72,6 +72,18 @@ infer = FakeJobContext(storage=storage, job_id="infer-1", kind="infer", spec={
     "images": ["datasets/shapes/images/val/000.jpg"], "imgsz": 64, "conf": 0.0, "max_det": 3,
 })
 inferred = infer_job(ctx=infer)
+from gpu_service.workloads.evaluate.run import evaluate_job
+evaluate = FakeJobContext(storage=storage, job_id="evaluate-1", kind="evaluate", spec={
+    "model": trained["weights"]["fingerprint"], "dataset": "datasets/shapes"})
+evaluate_job(ctx=evaluate)
+documents = {}
+for ctx in (train, evaluate):
+    document = json.loads((ctx.job_dir / "evaluation" / "evaluation.json").read_text())
+    documents[ctx.job_id] = {
+        "plots": [p for p in document["plots"] if (ctx.job_dir / p).is_file()],
+        "samples": [s["artifact"] for s in document["samples"]
+                    if (ctx.job_dir / s["artifact"]).is_file()],
+    }
 from gpu_service.workloads.export.run import export_job
 served = {}
 for fmt in ("onnx", "openvino"):
@@ -81,12 +93,13 @@ for fmt in ("onnx", "openvino"):
     assert exported["export"]["parity"]["passed"], exported
     served[fmt] = infer_job(ctx=FakeJobContext(storage=storage, job_id=f"infer-{fmt}",
         kind="infer", spec={**infer.spec, "format": fmt}))["format"]
-print(json.dumps({"attempts": attempts, "images": len(inferred["images"]), "served": served}))
+print(json.dumps({"attempts": attempts, "images": len(inferred["images"]), "served": served,
+    "evaluations": documents}))
 """
 
 
 @pytest.mark.slow
-def test_training_inference_and_exports_pass_with_non_loopback_network_refused(
+def test_training_evaluation_inference_and_exports_pass_with_non_loopback_network_refused(
     storage: Path,
 ) -> None:
     env = {
@@ -111,6 +124,10 @@ def test_training_inference_and_exports_pass_with_non_loopback_network_refused(
     assert outcome["images"] == 1
     assert outcome["served"] == {"onnx": "onnx", "openvino": "openvino"}
     assert outcome["attempts"] == []
+    for job_id in ("train-1", "evaluate-1"):  # ultralytics' plots drew their text offline
+        plots = {Path(plot).name for plot in outcome["evaluations"][job_id]["plots"]}
+        assert {"confusion_matrix.png", "BoxPR_curve.png", "val_batch0_pred.jpg"} <= plots
+        assert len(outcome["evaluations"][job_id]["samples"]) == 4
     assert (storage / "ultralytics" / "Ultralytics" / "settings.json").is_file()
 
 

@@ -1,4 +1,4 @@
-"""Training and inference through the real GPU service: HTTP, journal, spawned workers.
+"""Training, evaluation and inference through the real GPU service: HTTP, journal, spawned workers.
 
 The runtime is simulated (no GPU), so workers see no CUDA device and train on the CPU.
 """
@@ -69,6 +69,24 @@ def test_a_two_seed_training_succeeds_and_its_best_weights_serve_an_inference(
     assert inferred["state"] == "succeeded", inferred["error"]
     assert inferred["result"]["images"][0]["width"] == 64
     assert Path(inferred["result"]["images"][0]["annotated_path"]).is_file()
+
+    # The training's own evaluation, then an evaluate job of its weights (ADR 0042).
+    assert (storage / "jobs" / job["id"] / "evaluation" / "evaluation.json").is_file()
+    refused = service.client.post(
+        "/v1/jobs",
+        json={"kind": "evaluate", "spec": {"model": fingerprint, "dataset": "datasets/shapes",
+                                           "split": "test"}},
+    )  # fmt: skip
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["details"]["field"] == "split"
+    evaluate = service.submit(
+        kind="evaluate", spec={"model": fingerprint, "dataset": "datasets/shapes"}
+    )
+    evaluated = service.wait_for(evaluate["id"], timeout_s=120)
+    assert evaluated["state"] == "succeeded", evaluated["error"]
+    assert evaluated["result"]["imgsz"] == 64  # the size it was trained at
+    assert evaluated["result"]["evaluation_path"] == "evaluation/evaluation.json"
+    assert (storage / "jobs" / evaluate["id"] / "evaluation" / "evaluation.json").is_file()
 
 
 def test_an_invalid_training_is_refused_at_submit_naming_the_field(

@@ -251,6 +251,20 @@ def test_every_page_is_clean_under_axe_in_every_state(
     audit.check(page, "account new token")
 
 
+def test_the_evaluate_form_is_clean_under_axe_and_announces_a_refusal(
+    open_page: Callable[..., Any], audit: AxeAudit, admin: User, everything: dict[str, Any]
+) -> None:
+    page = open_page(f"/models/{everything['version'].id}/evaluate/", user=admin)
+    audit.check(page, "evaluate")
+    page.fill("#id_imgsz", "100")
+    page.press("#id_imgsz", "Enter")
+    page.wait_for_selector("[data-testid=form-error]")
+    assert focused(page)["testid"] == "form-error"
+    assert page.get_attribute("#id_imgsz", "aria-invalid") == "true"
+    audit.check(page, "evaluate refused")
+    assert page.script_errors == []
+
+
 def test_the_usage_storage_and_cost_pages_are_clean_under_axe(
     open_page: Callable[..., Any],
     audit: AxeAudit,

@@ -1,4 +1,5 @@
-"""Jobs: start a training or an inference, list, read, cancel, logs, detections, artifacts.
+"""Jobs: start a training, an inference or an evaluation; list, read, cancel, logs,
+detections, evaluation, artifacts.
 
 Reads answer from the database only; the reconciler keeps rows fresh.
 """
@@ -9,14 +10,16 @@ import json
 import mimetypes
 
 from accounts.services import user_sees_everything
-from carril_web.errors import Conflict, NotFound, ValidationFailed
+from carril_web.errors import Conflict, NoEvaluation, NotFound, ValidationFailed
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from jobs.models import JobKind, JobState
+from jobs.evaluation import load_evaluation
+from jobs.models import EVALUATED_KINDS, JobKind, JobState
 from jobs.selectors import job_artifact_path, job_get, job_log_tail, jobs_visible_to
 from jobs.services import (
     AUGMENTATIONS,
     job_cancel,
+    job_create_evaluation,
     job_create_inference,
     job_create_training,
 )
@@ -32,7 +35,16 @@ from rest_framework.views import APIView
 from api.documents import job_detections_public, job_public, job_url
 from api.finished_jobs import finished_documents
 from api.pagination import NewestFirst, paginated
-from api.serializers import DetectionsOut, InferIn, JobAcceptedOut, JobLogsOut, JobOut, TrainIn
+from api.serializers import (
+    DetectionsOut,
+    EvaluateIn,
+    EvaluationOut,
+    InferIn,
+    JobAcceptedOut,
+    JobLogsOut,
+    JobOut,
+    TrainIn,
+)
 
 
 def accepted(job) -> Response:
@@ -95,6 +107,24 @@ class InferView(APIView):
                 if params.get("slice_size")
                 else None
             ),
+        )
+        return accepted(job)
+
+
+class EvaluateView(APIView):
+    @extend_schema(request=EvaluateIn, responses={202: JobAcceptedOut})
+    def post(self, request: Request) -> Response:
+        data = EvaluateIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        job = job_create_evaluation(
+            owner=request.user,
+            version_id=params["model_version"],
+            dataset_id=params["dataset"],
+            split=params["split"],
+            imgsz=params.get("imgsz"),
+            conf=params["conf"],
+            iou=params["iou"],
         )
         return accepted(job)
 
@@ -178,6 +208,20 @@ class JobDetectionsView(APIView):
             response["Content-Disposition"] = f'attachment; filename="detections-{job.id}.json"'
             return response
         return Response(DetectionsOut(body).data)
+
+
+class JobEvaluationView(APIView):
+    @extend_schema(responses={200: EvaluationOut})
+    def get(self, request: Request, job_id: str) -> Response:
+        job = job_get(user=request.user, job_id=job_id)  # NotFound for someone else's job
+        document = load_evaluation(job=job) if job.kind in EVALUATED_KINDS else None
+        if document is None:
+            raise NoEvaluation(
+                f"The {job.kind} job is {job.state} and has no evaluation; trainings and "
+                "evaluate jobs write one when they succeed.",
+                details={"job": str(job.id), "kind": str(job.kind), "state": str(job.state)},
+            )
+        return Response(document)
 
 
 class JobArtifactView(APIView):

@@ -11,8 +11,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from jobs.models import Job, JobKind, JobState
+from jobs.evaluation import load_evaluation
+from jobs.models import EVALUATED_KINDS, Job, JobKind, JobState
 from jobs.rerun import job_run_again as job_run_again_service
 from jobs.selectors import job_get, job_input_image, job_input_images, job_log_tail, jobs_visible_to
 from jobs.services import job_cancel as job_cancel_service
@@ -60,6 +62,13 @@ def _has_detections(job: Job) -> bool:
     return job.kind == JobKind.INFER and job.state == JobState.SUCCEEDED
 
 
+def evaluation_url(*, job: Job) -> str | None:
+    """The job's evaluation page, once the job has written its evaluation (ADR 0042)."""
+    if job.kind not in EVALUATED_KINDS or load_evaluation(job=job) is None:
+        return None
+    return reverse("ui:job_evaluation", kwargs={"job_id": job.id})
+
+
 @login_required
 @require_GET
 def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
@@ -81,7 +90,7 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     return render_page(
         request,
         "ui/jobs/detail.html",
-        {"page": page, "video": video_view(job=job)},
+        {"page": page, "video": video_view(job=job), "evaluation_url": evaluation_url(job=job)},
         section="train" if job.kind == JobKind.TRAIN else "infer",
     )
 
