@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from jobs.labels import NAME_MAX, NOTE_MAX, TAG_MAX, TAGS_MAX
 from jobs.models import Job
 from jobs.services import TRAINING_LIMITS, imgsz_problem, seeds_problem
 from registry.exports import manifest_public
@@ -229,6 +230,16 @@ class TrainIn(_ImgszRule, serializers.Serializer):
     gpus = _limited("gpus", default=1)
     lr0 = serializers.FloatField(min_value=0, max_value=1, required=False)
     patience = _limited("patience", required=False)
+    name = serializers.CharField(
+        max_length=NAME_MAX, required=False, allow_blank=True, help_text="what you call the run"
+    )
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=TAG_MAX),
+        max_length=TAGS_MAX,
+        required=False,
+        help_text=f"up to {TAGS_MAX} slugs (letters, digits, '-', '_'), lower-cased",
+    )
+    note = serializers.CharField(max_length=NOTE_MAX, required=False, allow_blank=True)
 
     def validate_seeds(self, value: list[int]) -> list[int]:
         _rule(seeds_problem(value))
@@ -268,6 +279,16 @@ class InferIn(_ImgszRule, serializers.Serializer):
         return super().validate(attrs)
 
 
+class JobLabelsIn(serializers.Serializer):
+    """What `PATCH /api/v1/jobs/{id}/` may change: nothing but these three."""
+
+    name = serializers.CharField(max_length=NAME_MAX, required=False, allow_blank=True)
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=TAG_MAX), max_length=TAGS_MAX, required=False
+    )
+    note = serializers.CharField(max_length=NOTE_MAX, required=False, allow_blank=True)
+
+
 class JobAcceptedOut(serializers.Serializer):
     id = serializers.UUIDField()
     state = serializers.CharField()
@@ -281,6 +302,9 @@ class JobOut(serializers.Serializer):
     kind = serializers.CharField()
     state = serializers.CharField()
     owner = serializers.CharField(source="owner.username")
+    name = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField(), source="tag_list")
+    note = serializers.CharField()
     url = serializers.SerializerMethodField()
     params = serializers.SerializerMethodField()
     gpus = serializers.IntegerField()

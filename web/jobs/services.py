@@ -36,6 +36,7 @@ from registry.visibility import model_version_visible_to
 from gpu_service.contract import ARCHITECTURES, IMGSZ_MAX, IMGSZ_MIN, IMGSZ_MULTIPLE
 from jobs import delivery, reconciler
 from jobs.images import inference_image_check
+from jobs.labels import labels_clean, tags_stored
 from jobs.models import Job, JobKind, JobState
 from jobs.quotas import quota_check
 
@@ -109,13 +110,16 @@ def job_create_training(
     gpus: int,
     lr0: float | None = None,
     patience: int | None = None,
+    labels: dict[str, Any] | None = None,
 ) -> Job:
     """Check the request, write the job row, deliver it once the row is committed.
 
     `model` is an architecture name or the id of a model version to fine-tune (the GPU
     service then gets that version's fingerprint). The dataset must be one `owner` sees.
+    `labels`: the training's name, tags and note (`jobs.labels`' rules).
     """
     _refuse_if({"imgsz": imgsz_problem(imgsz), "seeds": seeds_problem(seeds)})
+    clean = labels_clean(values=labels or {})
     try:
         dataset = dataset_get(user=owner, dataset_id=dataset_id)
     except NotFound as exc:
@@ -144,6 +148,9 @@ def job_create_training(
         gpus=gpus,
         dataset=dataset,
         model_version=base_version,
+        name=clean.get("name", ""),
+        tags=tags_stored(clean.get("tags", [])),
+        note=clean.get("note", ""),
     )
 
 
@@ -323,6 +330,7 @@ def _job_create(
     dataset: Dataset | None = None,
     model_version: ModelVersion | None = None,
     job_id: uuid.UUID | None = None,
+    **labels: str,
 ) -> Job:
     with transaction.atomic():
         quota_check(owner=owner, gpus=gpus)  # 429 QUOTA_EXCEEDED, nothing created
@@ -335,6 +343,7 @@ def _job_create(
             dataset=dataset,
             model_version=model_version,
             request_id=request_id_get() or "",
+            **labels,
         )
         transaction.on_commit(lambda: delivery.job_dispatch(job_id=job.id))
     return job

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from carril_web.errors import ValidationFailed
 from django import forms
 from django.core.validators import MaxValueValidator
+from jobs.labels import NAME_MAX, NOTE_MAX, TAG_MAX, TAGS_MAX, tags_clean
 from jobs.services import TRAINING_LIMITS, imgsz_problem, seeds_problem
 
 VERSION_PREFIX = "version:"
@@ -47,6 +49,16 @@ class TrainingForm(forms.Form):
         help_text="One to five, e.g. 42, 123, 456; each trains fully and the best is kept.",
     )
     gpus = _limited("gpus", label="GPUs", initial=1)
+    name = forms.CharField(label="Name", required=False, max_length=NAME_MAX)
+    tags = forms.CharField(
+        label="Tags",
+        required=False,
+        max_length=TAGS_MAX * (TAG_MAX + 2),
+        help_text=f"Up to {TAGS_MAX}, separated by commas: letters, digits, '-' and '_'.",
+    )
+    note = forms.CharField(
+        label="Note", required=False, max_length=NOTE_MAX, widget=forms.Textarea(attrs={"rows": 2})
+    )
 
     def __init__(
         self,
@@ -74,6 +86,12 @@ class TrainingForm(forms.Form):
             self.fields["gpus"].help_text = f"This machine has {max_gpus}."
         for name in ("epochs", "imgsz", "batch", "gpus"):
             self.fields[name].widget.attrs.setdefault("inputmode", "numeric")
+
+    def clean_tags(self) -> list[str]:
+        try:
+            return tags_clean(self.cleaned_data["tags"])
+        except ValidationFailed as exc:
+            raise forms.ValidationError(exc.details["fields"]["tags"]) from exc
 
     def clean_seeds(self) -> list[int]:
         return _seeds(self.cleaned_data["seeds"])

@@ -55,6 +55,7 @@ def train_new(request: HttpRequest) -> HttpResponse:
                 batch=data["batch"],
                 seeds=data["seeds"],
                 gpus=data["gpus"],
+                labels={key: data[key] for key in ("name", "tags", "note")},
             )
         except (ValidationFailed, QuotaExceeded) as exc:
             for field, errors in (exc.details.get("fields") or {}).items():
