@@ -64,7 +64,9 @@ def evaluation_document(*, classes: list[str] | None = None, seed: int | None = 
             "f1": {c: _curve(0.8 - 0.1 * k, falling=True) for k, c in enumerate(classes)},
             "pr": {
                 "recall": [i / 100 for i in range(101)],
-                "precision": {c: _curve(0.9 - 0.1 * k, falling=True) for k, c in enumerate(classes)},
+                "precision": {
+                    c: _curve(0.9 - 0.1 * k, falling=True) for k, c in enumerate(classes)
+                },
             },
         },
         "samples": [

@@ -53,25 +53,26 @@ def test_the_evaluation_page_draws_every_part_of_the_document(
     assert 'aria-sort="ascending"' in html
     assert html.count('<button type="button" class="sort"') == 8  # every column
     # The confusion matrix: counts, and each true class's share beside them.
-    assert 'data-testid="confusion-table"' in html and ">background</th>" in html
+    assert 'data-testid="confusion-table"' in html
+    assert ">background</th>" in html
     assert 'class="cm-share" hidden>0.' in html
     # Every curve, with its text alternative and its numbers for the script.
     for chart in ("pr", "f1", "precision", "recall"):
         assert f'data-testid="curve-{chart}"' in html
-    assert "highest F1" in html and 'id="evaluation-curves"' in html
+    assert "highest F1" in html
+    assert 'id="evaluation-curves"' in html
     # Sample images and ultralytics' plots come from the job-file route, as images.
     urls = re.findall(r'src="(/jobs/[^"]+/files/evaluation/samples/[^"]+)"', html)
     assert len(urls) == 2
     image = owner_client.get(urls[0])
-    assert image.status_code == 200 and image["Content-Type"] == "image/jpeg"
+    assert image.status_code == 200
+    assert image["Content-Type"] == "image/jpeg"
     plot = owner_client.get(f"/jobs/{job.id}/files/evaluation/plots/PR_curve.png")
     assert plot["Content-Type"] == "image/png"
     assert "PR_curve.png</a>" in html
 
 
-def test_a_job_without_an_evaluation_says_so(
-    owner_client: Client, running_training: Job
-) -> None:
+def test_a_job_without_an_evaluation_says_so(owner_client: Client, running_training: Job) -> None:
     response = owner_client.get(f"/jobs/{running_training.id}/evaluation/")
     assert response.status_code == 200
     assert 'data-testid="evaluation-missing"' in response.content.decode()
@@ -94,7 +95,8 @@ def test_the_compare_page_overlays_each_run_and_seed_and_shows_differences(
     response = owner_client.get(f"/jobs/compare/?ids={first.id}&ids={second.id}")
     assert response.status_code == 200
     html = response.content.decode()
-    assert "baseline · seed 42" in html and "bigger · seed 7" in html
+    assert "baseline · seed 42" in html
+    assert "bigger · seed 7" in html
     assert "(+0.150, better)" in html
     assert 'data-testid="compare-per-class"' in html
 
@@ -117,7 +119,8 @@ def test_the_job_list_filters_by_tag_sorts_by_a_metric_and_offers_compare_boxes(
     html = owner_client.get("/jobs/?tag=night&sort=-mAP50-95").content.decode()
     assert html.index(">high<") < html.index(">low<")
     assert "untagged" not in html
-    assert f'value="{high.id}"' in html and f'value="{low.id}"' in html
+    assert f'value="{high.id}"' in html
+    assert f'value="{low.id}"' in html
     assert 'aria-label="Compare high"' in html
     refused = owner_client.get("/jobs/?sort=-nonsense")
     assert refused.status_code == 400

@@ -34,12 +34,17 @@ def audit() -> AxeAudit:
 
 def _column(page: Any, index: int) -> list[str]:
     return page.eval_on_selector_all(
-        "[data-testid=per-class-row]", f"rows => rows.map(r => r.children[{index}].textContent.trim())"
+        "[data-testid=per-class-row]",
+        f"rows => rows.map(r => r.children[{index}].textContent.trim())",
     )
 
 
 def test_the_evaluation_page_is_clean_draws_its_curves_and_sorts_by_keyboard(
-    open_page: Callable[..., Any], audit: AxeAudit, owner: User, dataset: Any, storage: Path
+    open_page: Callable[..., Any],  # noqa: F811
+    audit: AxeAudit,
+    owner: User,
+    dataset: Any,
+    storage: Path,
 ) -> None:
     job = succeeded(owner, dataset, best=0.2)
     write_evaluation(job_folder=storage / "jobs" / str(job.id))
@@ -78,7 +83,11 @@ def test_the_evaluation_page_is_clean_draws_its_curves_and_sorts_by_keyboard(
 
 
 def test_the_compare_page_is_clean_and_overlays_every_run_and_seed(
-    open_page: Callable[..., Any], audit: AxeAudit, owner: User, dataset: Any, storage: Path
+    open_page: Callable[..., Any],  # noqa: F811
+    audit: AxeAudit,
+    owner: User,
+    dataset: Any,
+    storage: Path,
 ) -> None:
     first = succeeded(owner, dataset, best=0.2, name="baseline")
     second = succeeded(owner, dataset, best=0.35, name="bigger", tags=",night,")
@@ -102,7 +111,10 @@ def test_the_compare_page_is_clean_and_overlays_every_run_and_seed(
 
 
 def test_a_job_page_with_two_seeds_draws_each_seed_as_its_own_series(
-    open_page: Callable[..., Any], audit: AxeAudit, owner: User, dataset: Any
+    open_page: Callable[..., Any],  # noqa: F811
+    audit: AxeAudit,
+    owner: User,
+    dataset: Any,
 ) -> None:
     job = succeeded(owner, dataset, best=0.2)
     page = open_page(f"/jobs/{job.id}/", user=owner)
@@ -112,7 +124,8 @@ def test_a_job_page_with_two_seeds_draws_each_seed_as_its_own_series(
     )
     assert chart.get_attribute("data-series") == "10"
     legend = page.locator("[data-testid=job-chart] .u-legend").text_content() or ""
-    assert "mAP50 (seed 42)" in legend and "mAP50 (seed 7)" in legend
+    assert "mAP50 (seed 42)" in legend
+    assert "mAP50 (seed 7)" in legend
     assert not page.script_errors
     audit.check(page, "job-two-seeds")
     _shot(page, "job-two-seeds")
