@@ -5,18 +5,10 @@ from __future__ import annotations
 
 import uuid
 
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+from tests.support.migrations import migrate, migrate_to_latest
 
 BEFORE = [("jobs", "0005_export_kind")]
 AFTER = [("jobs", "0007_job_name_tags_note")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 def test_a_training_finished_before_the_migration_is_sortable_by_its_best_seed(
@@ -48,7 +40,4 @@ def test_a_training_finished_before_the_migration_is_sortable_by_its_best_seed(
         after = Job.objects.get(id=running.id)
         assert (after.final_metrics, after.name, after.tags, after.note) == ({}, "", "", "")
     finally:
-        # Leave every app at its latest migration, as the other tests expect.
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        migrate(executor.loader.graph.leaf_nodes())
+        migrate_to_latest()
