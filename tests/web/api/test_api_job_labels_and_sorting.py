@@ -13,6 +13,7 @@ from django.utils import timezone
 from jobs.evaluation import EVALUATION_RELPATH
 from jobs.models import Job
 
+from tests.web.api.test_api_token_scopes import bearer
 from tests.web.factories import DELIVERED, dataset_for
 
 
@@ -228,3 +229,19 @@ def test_a_comparison_of_someone_else_s_run_is_a_404(owner, other, owner_api):
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "NOT_FOUND"
     assert uuid.UUID(str(theirs.id))
+
+
+def test_a_scoped_token_relabels_with_the_train_scope_and_not_with_read_alone(admin_api, admin):
+    job = finished(admin, dataset_for(admin), map5095=0.3)
+
+    def token(scopes: list[str]) -> Any:
+        made = admin_api.post(
+            "/api/v1/auth/tokens/", {"name": "-".join(scopes), "scopes": scopes}, format="json"
+        )
+        return bearer(made.json()["token"])
+
+    reader = token(["read"]).patch(f"/api/v1/jobs/{job.id}/", {"name": "x"}, format="json")
+    assert reader.status_code == 403
+    assert reader.json()["error"]["details"]["scope"] == "train"
+    trainer = token(["read", "train"])
+    assert trainer.patch(f"/api/v1/jobs/{job.id}/", {"name": "x"}, format="json").status_code == 200
