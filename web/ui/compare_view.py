@@ -41,6 +41,7 @@ def epoch_charts(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "id": key.replace("-", "_"),
                     "title": title,
                     "x_label": "epoch",
+                    "x_integer": True,
                     "y_label": key,
                     "series": series,
                     "summary": "Last values: " + "; ".join(lines) + ".",

@@ -30,7 +30,10 @@ def succeeded(owner: User, dataset: Any, *, best: float, **fields: Any) -> Job:
         state="succeeded",
         finished_at=timezone.now(),
         metrics={
-            "epochs": TWO_SEEDS,
+            # A better run learns faster: its curves differ from the others'.
+            "epochs": [
+                {**row, "mAP50-95": round(row["mAP50-95"] * best / 0.2, 6)} for row in TWO_SEEDS
+            ],
             "best_seed": 7,
             "seeds": [
                 {"seed": 42, "metrics": {"mAP50": 0.2, "mAP50-95": 0.1}},

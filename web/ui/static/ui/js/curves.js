@@ -37,12 +37,20 @@
     return out;
   }
 
+  // Whole numbers only (epochs): no tick at epoch 1.2.
+  function integerTicks(range, count) {
+    var step = Math.max(1, Math.ceil((range[1] - range[0]) / count));
+    var out = [];
+    for (var t = Math.ceil(range[0]); t <= range[1]; t += step) out.push(t);
+    return out;
+  }
+
   function style(index) {
     return { colour: COLOURS[index % COLOURS.length], dash: DASHES[index % DASHES.length] };
   }
 
   /* chart: {x_label, y_label, x: [...] (shared) , series: [{name, y: [...], x?: [...]}],
-   *         x_range?, y_range?}; labelledby: the id of the text that names and describes it. */
+   *         x_range?, y_range?, x_integer?}; labelledby: the id of the text that names and describes it. */
   function carrilLineChart(container, chart, labelledby) {
     var allX = [], allY = [];
     chart.series.forEach(function (s) {
@@ -61,7 +69,7 @@
       axes.appendChild(el("line", { x1: LEFT, x2: W - RIGHT, y1: sy(t), y2: sy(t), class: "grid" }));
       axes.appendChild(el("text", { x: LEFT - 6, y: sy(t) + 4, "text-anchor": "end" }, +t.toFixed(2)));
     });
-    ticks(xr, 5).forEach(function (t) {
+    (chart.x_integer ? integerTicks(xr, 8) : ticks(xr, 5)).forEach(function (t) {
       axes.appendChild(el("text", { x: sx(t), y: H - BOTTOM + 16, "text-anchor": "middle" }, +t.toFixed(2)));
     });
     axes.appendChild(el("line", { x1: LEFT, x2: W - RIGHT, y1: H - BOTTOM, y2: H - BOTTOM, class: "axis" }));
