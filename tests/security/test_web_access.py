@@ -190,6 +190,16 @@ API_ROUTES = [
     Route("api:job-evaluate", "post", signed_in_everyone(400), data=lambda w: {}),
     Route("api:job-evaluation", "get", owner_or_staff(200), kwargs=training_kw),
     Route("api:job-detail", "get", owner_or_staff(200), kwargs=training_kw),
+    # Renaming is the owner's alone: staff see the job but may not relabel it.
+    Route(
+        "api:job-detail",
+        "patch",
+        each(401, 200, 404, 404, 403),
+        kwargs=training_kw,
+        data=lambda w: {"name": "renamed"},
+    ),
+    # Without ids; tests/web/api/test_api_job_labels_and_sorting.py compares real runs.
+    Route("api:jobs-compare", "get", signed_in_everyone(400)),
     Route("api:job-cancel", "post", owner_or_staff(202), kwargs=training_kw),
     Route("api:job-logs", "get", owner_or_staff(200), kwargs=training_kw),
     Route("api:job-detections", "get", owner_or_staff(200), kwargs=inference_kw),
@@ -239,6 +249,21 @@ PAGE_ROUTES = [
     Route("ui:jobs", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
     Route("ui:job_detail", "get", owner_or_staff(200, anonymous=SIGN_IN), training_kw, api=False),
     Route("ui:job_status", "get", owner_or_staff(200, anonymous=SIGN_IN), training_kw, api=False),
+    # A running training has no evaluation yet: the page says so (200) to who may see it.
+    Route(
+        "ui:job_evaluation", "get", owner_or_staff(200, anonymous=SIGN_IN), training_kw, api=False
+    ),
+    # Without ids the compare page explains what to choose (400) to anyone signed in.
+    Route("ui:jobs_compare", "get", signed_in_everyone(400, anonymous=SIGN_IN), api=False),
+    # Staff see the job but only its owner relabels it (redirected back with a message).
+    Route(
+        "ui:job_labels",
+        "post",
+        owner_or_staff(302, anonymous=SIGN_IN),
+        training_kw,
+        data=lambda w: {"name": "renamed"},
+        api=False,
+    ),
     Route(
         "ui:job_cancel",
         "post",

@@ -44,6 +44,11 @@ class FinishedDocuments:
                 expires_at=time.monotonic() + FINISHED_DOCUMENT_SECONDS,
             )
 
+    def forget(self, *, job_id: str) -> None:
+        """Drop one job's document: it was just changed (its name, tags or note)."""
+        with self._lock:
+            self._documents.pop(job_id, None)
+
     def clear(self) -> None:
         with self._lock:
             self._documents.clear()

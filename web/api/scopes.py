@@ -16,7 +16,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 SCOPES: dict[str, str] = {
     "read": "read everything the user may see",
     "datasets": "upload and delete datasets",
-    "train": "start trainings, evaluations and exports; cancel jobs",
+    "train": "start trainings, evaluations and exports; cancel jobs; name, tag and annotate them",
     "infer": "start inference jobs",
     "promote-gated": "make a model version serving only through a promotion gate (`require`)",
     "models": "change model stages without a gate; import weights",
@@ -31,6 +31,7 @@ _WRITE_SCOPES: dict[str, str] = {
     "job-evaluate": "train",
     "model-export": "train",
     "job-cancel": "train",
+    "job-detail": "train",  # PATCH: a job's name, tags and note
     "job-infer": "infer",
     "model-import": "models",
     "tokens": "tokens",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from jobs.labels import NAME_MAX, NOTE_MAX, TAG_MAX, TAGS_MAX
 from jobs.models import Job
 from jobs.services import (
     AUGMENTATIONS,
@@ -299,6 +300,16 @@ class TrainIn(_ImgszRule, serializers.Serializer):
     hsv_v = _augmentation("hsv_v")
     scale = _augmentation("scale")
     degrees = _augmentation("degrees")
+    name = serializers.CharField(
+        max_length=NAME_MAX, required=False, allow_blank=True, help_text="what you call the run"
+    )
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=TAG_MAX),
+        max_length=TAGS_MAX,
+        required=False,
+        help_text=f"up to {TAGS_MAX} slugs (letters, digits, '-', '_'), lower-cased",
+    )
+    note = serializers.CharField(max_length=NOTE_MAX, required=False, allow_blank=True)
 
     def validate_seeds(self, value: list[int]) -> list[int]:
         _rule(seeds_problem(value))
@@ -357,6 +368,16 @@ class EvaluateIn(_ImgszRule, serializers.Serializer):
     iou = serializers.FloatField(min_value=0, max_value=1, default=0.7)
 
 
+class JobLabelsIn(serializers.Serializer):
+    """What `PATCH /api/v1/jobs/{id}/` may change: nothing but these three."""
+
+    name = serializers.CharField(max_length=NAME_MAX, required=False, allow_blank=True)
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=TAG_MAX), max_length=TAGS_MAX, required=False
+    )
+    note = serializers.CharField(max_length=NOTE_MAX, required=False, allow_blank=True)
+
+
 class JobAcceptedOut(serializers.Serializer):
     id = serializers.UUIDField()
     state = serializers.CharField()
@@ -370,6 +391,9 @@ class JobOut(serializers.Serializer):
     kind = serializers.CharField()
     state = serializers.CharField()
     owner = serializers.CharField(source="owner.username")
+    name = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField(), source="tag_list")
+    note = serializers.CharField()
     url = serializers.SerializerMethodField()
     params = serializers.SerializerMethodField()
     gpus = serializers.IntegerField()

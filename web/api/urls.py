@@ -46,6 +46,7 @@ urlpatterns = [
     ),
     path("jobs/", jobs.JobsView.as_view(), name="jobs"),
     path("jobs/train/", jobs.TrainView.as_view(), name="job-train"),
+    path("jobs/compare/", jobs.JobsCompareView.as_view(), name="jobs-compare"),
     path("jobs/infer/", jobs.InferView.as_view(), name="job-infer"),
     path("jobs/evaluate/", jobs.EvaluateView.as_view(), name="job-evaluate"),
     path("jobs/<uuid:job_id>/", jobs.JobDetailView.as_view(), name="job-detail"),

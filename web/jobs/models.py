@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 
 from gpu_service.contract import JOB_STATES
+from jobs.run_metrics import final_metrics_of
 
 
 class JobState(models.TextChoices):
@@ -104,12 +106,31 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # What a person calls a training and how they find it again (issue 13; `jobs.labels`
+    # holds the rules). Tags are kept as ",a,b," so "has tag a" is one LIKE on every
+    # database (SQLite has no JSON containment).
+    name = models.CharField(max_length=100, blank=True)
+    tags = models.CharField(max_length=700, blank=True)
+    note = models.TextField(blank=True)
+    # The best seed's final validation metrics, copied out of `metrics` on every write
+    # (`jobs.run_metrics`) so the job list can order and page by them in the database.
+    final_metrics = models.JSONField(default=dict)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.id} ({self.state})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.final_metrics = final_metrics_of(metrics=self.metrics, result=self.result)
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "final_metrics"}
+        super().save(*args, **kwargs)
+
+    @property
+    def tag_list(self) -> list[str]:
+        return [tag for tag in self.tags.split(",") if tag]
 
     @property
     def is_terminal(self) -> bool:

@@ -39,6 +39,7 @@ from gpu_service.contract import TERMINAL_STATES as REMOTE_TERMINAL_STATES
 from gpu_service.contract import JobStatus
 from jobs.delivery import cancel_deliver, jobs_dispatch_due
 from jobs.models import ACTIVE_STATES, Job, JobKind, JobState, ReconcilerStatus
+from jobs.run_metrics import final_metrics_of
 from jobs.selectors import jobs_unfinished_exist
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,7 @@ def job_apply_remote(*, job_id: uuid.UUID | str, record: JobStatus) -> bool:
         "state": state,
         "progress": record["progress"],
         "metrics": record["metrics"],
+        "final_metrics": final_metrics_of(metrics=record["metrics"], result=record["result"]),
         "result": record["result"],
         "gpu_ids": record["gpu_ids"],
         "started_at": _when(record["started_at"]) or job.started_at,

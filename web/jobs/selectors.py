@@ -25,7 +25,12 @@ MAX_LOG_BYTES = 256 * 1024
 
 
 def jobs_visible_to(
-    *, user: AbstractBaseUser, state: str | None = None, kind: str | None = None
+    *,
+    user: AbstractBaseUser,
+    state: str | None = None,
+    kind: str | None = None,
+    tag: str | None = None,
+    dataset_id: uuid.UUID | str | None = None,
 ) -> QuerySet[Job]:
     jobs = Job.objects.select_related("owner", "dataset", "model_version")
     if not user_sees_everything(user=user):
@@ -34,7 +39,21 @@ def jobs_visible_to(
         jobs = jobs.filter(state=state)
     if kind:
         jobs = jobs.filter(kind=kind)
+    if tag:
+        # Tags are stored as ",a,b," (Job.tags), so the commas make this an exact match.
+        jobs = jobs.filter(tags__contains=f",{tag.lower()},")
+    if dataset_id:
+        jobs = jobs.filter(dataset_id=dataset_id)
     return jobs
+
+
+def jobs_by_ids(*, user: AbstractBaseUser, ids: list[uuid.UUID]) -> list[Job]:
+    """The jobs named, in the order named; NotFound if any is missing or not the user's."""
+    found = {job.id: job for job in jobs_visible_to(user=user).filter(id__in=ids)}
+    missing = [str(i) for i in ids if i not in found]
+    if missing:
+        raise NotFound(f"No such job: {', '.join(missing)}.")
+    return [found[i] for i in ids]
 
 
 def job_get(*, user: AbstractBaseUser, job_id: uuid.UUID | str) -> Job:

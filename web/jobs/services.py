@@ -45,6 +45,7 @@ from gpu_service.contract import (
 )
 from jobs import delivery, reconciler
 from jobs.images import inference_image_check
+from jobs.labels import labels_clean, tags_stored
 from jobs.media_probe import media_probe
 from jobs.models import Job, JobKind, JobState
 from jobs.quotas import quota_check
@@ -155,12 +156,14 @@ def job_create_training(
     patience: int | None = None,
     optimizer: str | None = None,
     augmentations: dict[str, float] | None = None,
+    labels: dict[str, Any] | None = None,
 ) -> Job:
     """Check the request, write the job row, deliver it once the row is committed.
 
     `model` is an architecture name or the id of a model version to fine-tune (the GPU
     service then gets that version's fingerprint). The dataset must be one `owner` sees.
     Unset hyperparameters take TRAINING_DEFAULTS; `lr0` unset is the optimizer's choice.
+    `labels`: the training's name, tags and note (`jobs.labels`' rules).
     """
     optimizer = optimizer or TRAINING_DEFAULTS["optimizer"]
     patience = TRAINING_DEFAULTS["patience"] if patience is None else patience
@@ -177,6 +180,7 @@ def job_create_training(
             **{name: augmentation_problem(name, value) for name, value in augment.items()},
         }
     )
+    clean = labels_clean(values=labels or {})
     dataset = _ready_dataset(owner=owner, dataset_id=dataset_id)
     base_version = training_base_resolve(user=owner, model=model)
     spec: dict[str, Any] = {
@@ -199,6 +203,9 @@ def job_create_training(
         gpus=gpus,
         dataset=dataset,
         model_version=base_version,
+        name=clean.get("name", ""),
+        tags=tags_stored(clean.get("tags", [])),
+        note=clean.get("note", ""),
     )
 
 
@@ -449,6 +456,7 @@ def _job_create(
     dataset: Dataset | None = None,
     model_version: ModelVersion | None = None,
     job_id: uuid.UUID | None = None,
+    **labels: str,
 ) -> Job:
     with transaction.atomic():
         quota_check(owner=owner, gpus=gpus)  # 429 QUOTA_EXCEEDED, nothing created
@@ -461,6 +469,7 @@ def _job_create(
             dataset=dataset,
             model_version=model_version,
             request_id=request_id_get() or "",
+            **labels,
         )
         transaction.on_commit(lambda: delivery.job_dispatch(job_id=job.id))
     return job

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from carril_web.errors import ValidationFailed
 from django import forms
 from django.core.validators import MaxValueValidator
+from jobs.labels import NAME_MAX, NOTE_MAX, TAG_MAX, TAGS_MAX, tags_clean
 from jobs.services import (
     AUGMENTATIONS,
     OPTIMIZERS,
@@ -122,6 +124,16 @@ class TrainingForm(forms.Form):
     hsv_v = _augmentation("hsv_v", label=AUGMENTATION_LABELS["hsv_v"])
     scale = _augmentation("scale", label=AUGMENTATION_LABELS["scale"])
     degrees = _augmentation("degrees", label=AUGMENTATION_LABELS["degrees"])
+    name = forms.CharField(label="Name", required=False, max_length=NAME_MAX)
+    tags = forms.CharField(
+        label="Tags",
+        required=False,
+        max_length=TAGS_MAX * (TAG_MAX + 2),
+        help_text=f"Up to {TAGS_MAX}, separated by commas: letters, digits, '-' and '_'.",
+    )
+    note = forms.CharField(
+        label="Note", required=False, max_length=NOTE_MAX, widget=forms.Textarea(attrs={"rows": 2})
+    )
 
     def __init__(
         self,
@@ -150,6 +162,12 @@ class TrainingForm(forms.Form):
         for name in ("epochs", "imgsz", "batch", "gpus", "patience"):
             self.fields[name].widget.attrs.setdefault("inputmode", "numeric")
         self.fields["lr0"].widget.attrs.update(step="any", inputmode="decimal")
+
+    def clean_tags(self) -> list[str]:
+        try:
+            return tags_clean(self.cleaned_data["tags"])
+        except ValidationFailed as exc:
+            raise forms.ValidationError(exc.details["fields"]["tags"]) from exc
 
     def clean_seeds(self) -> list[int]:
         return _seeds(self.cleaned_data["seeds"])

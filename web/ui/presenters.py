@@ -121,6 +121,8 @@ def dataset_sample(*, dataset: Any, sample: dict[str, Any]) -> dict[str, Any]:
 
 def job_title(*, job: Any) -> str:
     spec = job.spec or {}
+    if job.kind == "train" and getattr(job, "name", ""):
+        return job.name
     if job.kind == "train":
         model = spec.get("model") or "model"
         dataset = getattr(job.dataset, "name", None) or "a dataset"
@@ -158,6 +160,9 @@ def job_row(*, job: Any) -> dict[str, Any]:
         "created_at": job.created_at,
         "finished_at": job.finished_at,
         "owner": getattr(job, "owner", ""),
+        "tags": job.tag_list,
+        "map50_95": (job.final_metrics or {}).get("mAP50-95"),
+        "map50": (job.final_metrics or {}).get("mAP50"),
     }
 
 

@@ -7,6 +7,7 @@ from django.urls import path
 from ui.views import (
     account,
     auth,
+    compare_page,
     cost,
     dashboard,
     datasets,
@@ -54,7 +55,10 @@ urlpatterns = [
     path("datasets/<uuid:dataset_id>/delete/", datasets.dataset_delete, name="dataset_delete"),
     path("train/", training.train_new, name="train_new"),
     path("jobs/", jobs.job_list, name="jobs"),
+    path("jobs/compare/", compare_page.jobs_compare, name="jobs_compare"),
     path("jobs/<uuid:job_id>/", jobs.job_detail, name="job_detail"),
+    path("jobs/<uuid:job_id>/labels/", jobs.job_labels, name="job_labels"),
+    path("jobs/<uuid:job_id>/evaluation/", evaluation_page.job_evaluation, name="job_evaluation"),
     path("jobs/<uuid:job_id>/status.json", jobs.job_status, name="job_status"),
     path("jobs/<uuid:job_id>/cancel/", jobs.job_cancel, name="job_cancel"),
     path("jobs/<uuid:job_id>/run-again/", jobs.job_run_again, name="job_run_again"),

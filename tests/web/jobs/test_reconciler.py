@@ -62,6 +62,22 @@ def test_a_successful_training_registers_its_best_weights_once(owner, fake_gpu, 
     assert Job.objects.get(id=job.id).state == JobState.SUCCEEDED
 
 
+def test_a_finished_training_s_best_seed_metrics_are_copied_out_for_sorting(
+    owner, fake_gpu, run_on_commit
+):
+    job = delivered_job(owner, fake_gpu, run_on_commit)
+    fake_gpu.set_state(
+        job.id,
+        "succeeded",
+        metrics={"epochs": [], **{k: TRAIN_RESULT[k] for k in ("best_seed", "seeds")}},
+        result=TRAIN_RESULT,
+        finished_at="2026-01-01T00:10:00Z",
+    )
+    reconcile_once(client=fake_gpu.client())
+    job.refresh_from_db()
+    assert job.final_metrics == {"mAP50": 0.4}  # seed 7's, the best, not seed 42's
+
+
 def test_a_job_the_gpu_service_no_longer_knows_is_marked_lost(owner, fake_gpu, run_on_commit):
     job = delivered_job(owner, fake_gpu, run_on_commit)
     fake_gpu.forget(job.id)

@@ -10,10 +10,14 @@ import json
 import mimetypes
 
 from accounts.services import user_sees_everything
-from carril_web.errors import Conflict, NoEvaluation, NotFound, ValidationFailed
+from carril_web.errors import Conflict, NoEvaluation, NotFound
 from django.http import FileResponse, HttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from jobs.comparison import COMPARE_MAX, COMPARE_MIN, compare_ids_parse, comparison
 from jobs.evaluation import load_evaluation
+from jobs.labels import LABEL_FIELDS, job_labels_set
+from jobs.listing import job_list_filters
 from jobs.models import EVALUATED_KINDS, JobKind, JobState
 from jobs.selectors import job_artifact_path, job_get, job_log_tail, jobs_visible_to
 from jobs.services import (
@@ -34,13 +38,14 @@ from rest_framework.views import APIView
 
 from api.documents import job_detections_public, job_public, job_url
 from api.finished_jobs import finished_documents
-from api.pagination import NewestFirst, paginated
+from api.pagination import METRIC_SORTS, ByMetric, NewestFirst, paginated
 from api.serializers import (
     DetectionsOut,
     EvaluateIn,
     EvaluationOut,
     InferIn,
     JobAcceptedOut,
+    JobLabelsIn,
     JobLogsOut,
     JobOut,
     TrainIn,
@@ -71,6 +76,7 @@ class TrainView(APIView):
             patience=params["patience"],
             optimizer=params["optimizer"],
             augmentations={name: params[name] for name in AUGMENTATIONS},
+            labels={k: params[k] for k in LABEL_FIELDS if k in params},
         )
         return accepted(job)
 
@@ -137,22 +143,29 @@ class JobsView(APIView):
         parameters=[
             OpenApiParameter("state", str, enum=[s.value for s in JobState]),
             OpenApiParameter("kind", str, enum=[k.value for k in JobKind]),
+            OpenApiParameter("tag", str, description="only jobs with this tag"),
+            OpenApiParameter("dataset", OpenApiTypes.UUID, description="only jobs on it"),
+            OpenApiParameter(
+                "sort",
+                str,
+                enum=METRIC_SORTS,
+                description="by a final metric of the best seed, '-' for highest first; "
+                "jobs without it come last. Default: newest first",
+            ),
+            OpenApiParameter("cursor", str, description="from a next or previous link"),
+            OpenApiParameter("page_size", int, description="1 to 200; 25 by default"),
         ],
         responses={200: JobOut(many=True)},
     )
     def get(self, request: Request) -> Response:
-        state = request.query_params.get("state") or None
-        kind = request.query_params.get("kind") or None
-        if state and state not in JobState.values:
-            raise ValidationFailed(details={"fields": {"state": [f"One of {JobState.values}."]}})
-        if kind and kind not in JobKind.values:
-            raise ValidationFailed(details={"fields": {"kind": [f"One of {JobKind.values}."]}})
+        filters = job_list_filters(params=request.query_params)
+        sort = request.query_params.get("sort") or None
         return paginated(
             request=request,
             view=self,
-            queryset=jobs_visible_to(user=request.user, state=state, kind=kind),
+            queryset=jobs_visible_to(user=request.user, **filters),
             serializer=JobOut,
-            pages=NewestFirst(),
+            pages=ByMetric(sort=sort) if sort else NewestFirst(),
         )
 
 
@@ -172,6 +185,33 @@ class JobDetailView(APIView):
         body = JSONRenderer().render(document)
         finished_documents.put(job_id=key, owner_id=job.owner_id, body=body)
         return HttpResponse(body, content_type="application/json")
+
+    @extend_schema(request=JobLabelsIn, responses={200: JobOut})
+    def patch(self, request: Request, job_id: str) -> Response:
+        """Change the job's name, tags or note (its owner only); nothing else changes."""
+        job = job_get(user=request.user, job_id=job_id)
+        values = request.data if isinstance(request.data, dict) else {}
+        job = job_labels_set(job=job, user=request.user, values=dict(values))
+        finished_documents.forget(job_id=str(job.id))
+        return Response(job_public(job=job))
+
+
+class JobsCompareView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "ids",
+                str,
+                required=True,
+                description=f"{COMPARE_MIN} to {COMPARE_MAX} training job ids, comma-separated; "
+                "differences are relative to the first",
+            )
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request) -> Response:
+        ids = compare_ids_parse(request.query_params.getlist("ids"))
+        return Response(comparison(user=request.user, ids=ids))
 
 
 class JobCancelView(APIView):

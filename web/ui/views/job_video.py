@@ -13,7 +13,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from jobs.selectors import job_artifact_path, job_artifact_relpath, job_get
 
-_TYPES = {".webm": "video/webm", ".mp4": "video/mp4", ".json": "application/json"}
+_TYPES = {
+    ".webm": "video/webm",
+    ".mp4": "video/mp4",
+    ".json": "application/json",
+    # An evaluation's sample images and ultralytics' plots (issue 13).
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+}
 TIMELINE_HEIGHT = 40
 
 

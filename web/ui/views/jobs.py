@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 
 from api.documents import job_detections_public
-from api.pagination import NewestFirst
-from carril_web.errors import Conflict, QuotaExceeded, ValidationFailed
+from api.pagination import METRIC_SORTS, ByMetric, NewestFirst
+from carril_web.errors import Conflict, Forbidden, QuotaExceeded, ValidationFailed
+from datasets.selectors import datasets_visible_to
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
@@ -14,6 +15,8 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from jobs.evaluation import load_evaluation
+from jobs.labels import LABEL_FIELDS, job_labels_set
+from jobs.listing import job_list_filters
 from jobs.models import EVALUATED_KINDS, Job, JobKind, JobState
 from jobs.rerun import job_run_again as job_run_again_service
 from jobs.selectors import job_get, job_input_image, job_input_images, job_log_tail, jobs_visible_to
@@ -29,26 +32,43 @@ from ui.views.job_video import video_view
 @login_required
 @require_GET
 def job_list(request: HttpRequest) -> HttpResponse:
-    state = request.GET.get("state") if request.GET.get("state") in JobState.values else ""
-    kind = request.GET.get("kind") if request.GET.get("kind") in JobKind.values else ""
-    # Keyset pages, as the API's job list: a deep page costs what the first does.
-    pages = NewestFirst()
-    page = pages.paginate_queryset(
-        jobs_visible_to(user=request.user, state=state, kind=kind), ApiRequest(request)
-    )
+    problem = ""
+    sort = request.GET.get("sort") or ""
+    try:
+        filters = job_list_filters(params=request.GET)
+        # Keyset pages, as the API's job list: a deep page costs what the first does.
+        pages: NewestFirst | ByMetric = ByMetric(sort=sort) if sort else NewestFirst()
+        page = pages.paginate_queryset(
+            jobs_visible_to(user=request.user, **filters), ApiRequest(request)
+        )
+    except ValidationFailed as exc:
+        fields = exc.details.get("fields") or {}
+        problem = "; ".join(f"{name}: {' '.join(msgs)}" for name, msgs in fields.items())
+        filters, sort, page, pages = {}, "", [], NewestFirst()
     return render_page(
         request,
         "ui/jobs/list.html",
         {
             "jobs": [presenters.job_row(job=j) for j in page],
-            "newer": pages.get_previous_link(),
-            "older": pages.get_next_link(),
-            "state": state,
-            "kind": kind,
+            "newer": pages.get_previous_link() if page else None,
+            "older": pages.get_next_link() if page else None,
+            "problem": problem,
+            "state": filters.get("state") or "",
+            "kind": filters.get("kind") or "",
+            "tag": filters.get("tag") or "",
+            "dataset": str(filters.get("dataset_id") or ""),
+            "sort": sort,
             "states": list(JobState.values),
             "kinds": list(JobKind.values),
+            "datasets": [(str(d.id), d.name) for d in datasets_visible_to(user=request.user)],
+            "sorts": [("", "Newest first")]
+            + [
+                (s, f"{s.removeprefix('-')}, {'highest' if s[0] == '-' else 'lowest'} first")
+                for s in METRIC_SORTS
+            ],
         },
         section="jobs",
+        status=400 if problem else 200,
     )
 
 
@@ -56,6 +76,25 @@ def _attempts(job: Job) -> list:
     """The usage rows of the job's ended attempts: a job that never started has none, and
     its page is polled without asking for them."""
     return list(job.usage.all()) if job.started_at else []
+
+
+@login_required
+@require_POST
+def job_labels(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    """The job page's small form: rename, retag, annotate (the owner only)."""
+    job = job_get(user=request.user, job_id=job_id)
+    values = {key: request.POST.get(key, "") for key in LABEL_FIELDS}
+    try:
+        job_labels_set(job=job, user=request.user, values=values)
+    except (ValidationFailed, Forbidden) as exc:
+        fields = exc.details.get("fields") or {}
+        messages.error(
+            request,
+            "; ".join(f"{name}: {' '.join(msgs)}" for name, msgs in fields.items()) or exc.message,
+        )
+    else:
+        messages.info(request, "Name, tags and note saved.")
+    return redirect("ui:job_detail", job_id=job.id)
 
 
 def _has_detections(job: Job) -> bool:
@@ -87,6 +126,12 @@ def job_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
         model_version=model_version_of_job(job=job) if job.kind == JobKind.TRAIN else None,
         detections=detections,
     )
+    page["labels"] = {
+        "name": job.name,
+        "tags": job.tag_list,
+        "note": job.note,
+        "editable": job.owner_id == request.user.pk,
+    }
     return render_page(
         request,
         "ui/jobs/detail.html",

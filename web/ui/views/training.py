@@ -63,6 +63,7 @@ def train_new(request: HttpRequest) -> HttpResponse:
                 seeds=data["seeds"],
                 gpus=data["gpus"],
                 **form.hyperparameters(),
+                labels={key: data[key] for key in ("name", "tags", "note")},
             )
         except (ValidationFailed, QuotaExceeded) as exc:
             for field, errors in (exc.details.get("fields") or {}).items():
