@@ -177,11 +177,42 @@ class Client:
         return dataset
 
     # --- jobs -----------------------------------------------------------------------------
-    def jobs_list(self, *, state: str | None = None, kind: str | None = None) -> list[Document]:
-        return self._all("/jobs/", {"state": state, "kind": kind})
+    def jobs_list(
+        self,
+        *,
+        state: str | None = None,
+        kind: str | None = None,
+        tag: str | None = None,
+        dataset: str | None = None,
+        sort: str | None = None,
+    ) -> list[Document]:
+        """Every job you may see, newest first, or with `sort` by the best seed's final
+        metric (`-mAP50-95` highest first; jobs without it come last)."""
+        return self._all(
+            "/jobs/", {"state": state, "kind": kind, "tag": tag, "dataset": dataset, "sort": sort}
+        )
 
     def job_get(self, job_id: str) -> Document:
         return self._json("GET", f"/jobs/{job_id}/")
+
+    def job_label(
+        self,
+        job_id: str,
+        *,
+        name: str | None = None,
+        tags: Sequence[str] | None = None,
+        note: str | None = None,
+    ) -> Document:
+        """Change a job's name, tags or note (its owner only); only those given are sent,
+        so `tags=[]` clears the tags and `name=""` the name. Answers the job's document."""
+        tags = list(tags) if tags is not None else None
+        body = _present({"name": name, "tags": tags, "note": note})
+        return self._json("PATCH", f"/jobs/{job_id}/", json=body)
+
+    def jobs_compare(self, job_ids: Sequence[str]) -> Document:
+        """Two to ten trainings side by side: `{base, runs, final_metrics, per_class}`,
+        each metric's values in the order given with differences from the first."""
+        return self._json("GET", "/jobs/compare/", params={"ids": ",".join(job_ids)})
 
     def train(
         self,
@@ -195,8 +226,20 @@ class Client:
         gpus: int | None = None,
         lr0: float | None = None,
         patience: int | None = None,
+        optimizer: str | None = None,
+        mosaic: float | None = None,
+        fliplr: float | None = None,
+        hsv_h: float | None = None,
+        hsv_s: float | None = None,
+        hsv_v: float | None = None,
+        scale: float | None = None,
+        degrees: float | None = None,
+        name: str | None = None,
+        tags: Sequence[str] | None = None,
+        note: str | None = None,
     ) -> Document:
-        """Start a training: `{id, state, url}` (202)."""
+        """Start a training: `{id, state, url}` (202). What is not given is not sent, so
+        the server's defaults apply (README, "Training and inference settings")."""
         body = {
             "dataset": dataset,
             "model": model,
@@ -207,6 +250,17 @@ class Client:
             "gpus": gpus,
             "lr0": lr0,
             "patience": patience,
+            "optimizer": optimizer,
+            "mosaic": mosaic,
+            "fliplr": fliplr,
+            "hsv_h": hsv_h,
+            "hsv_s": hsv_s,
+            "hsv_v": hsv_v,
+            "scale": scale,
+            "degrees": degrees,
+            "name": name,
+            "tags": list(tags) if tags is not None else None,
+            "note": note,
         }
         return self._json("POST", "/jobs/train/", json=_present(body))
 

@@ -1,4 +1,4 @@
-"""`carril jobs list|show|logs|cancel`."""
+"""`carril jobs list|show|logs|cancel|label|compare`."""
 
 from __future__ import annotations
 
@@ -11,30 +11,55 @@ from carril_client.cli.common import JsonOption, client, output, progress_line
 from carril_client.cli.output import Output
 from carril_client.client import TERMINAL_JOB_STATES
 
-app = typer.Typer(help="List, read, follow and cancel jobs.", no_args_is_help=True)
+app = typer.Typer(help="List, read, follow, cancel, label and compare jobs.", no_args_is_help=True)
 
 
 @app.command("list")
 def list_(
     state: Annotated[str | None, typer.Option(help="only jobs in this state")] = None,
     kind: Annotated[str | None, typer.Option(help="train, infer, ...")] = None,
+    tag: Annotated[str | None, typer.Option(help="only jobs with this tag")] = None,
+    dataset: Annotated[str | None, typer.Option(help="only jobs on this dataset id")] = None,
+    sort: Annotated[
+        str | None,
+        typer.Option(
+            help="by the best seed's final metric, '-' for highest first: "
+            "-mAP50-95, mAP50-95, -mAP50, mAP50, -precision, precision, -recall, recall"
+        ),
+    ] = None,
     json_: JsonOption = False,
 ) -> None:
-    """Your jobs, newest first."""
+    """Your jobs, newest first (or by --sort)."""
     out = output(json_)
     with client() as carril:
-        jobs = carril.jobs_list(state=state, kind=kind)
+        jobs = carril.jobs_list(state=state, kind=kind, tag=tag, dataset=dataset, sort=sort)
     out.emit(
         jobs,
         lambda: out.table(
-            ["id", "kind", "state", "progress", "created"],
-            [[j["id"], j["kind"], j["state"], progress_line(j), j["created_at"]] for j in jobs],
+            ["id", "kind", "state", "name", "tags", "progress", "created"],
+            [
+                [
+                    j["id"],
+                    j["kind"],
+                    j["state"],
+                    j.get("name") or "",
+                    ",".join(j.get("tags") or []),
+                    progress_line(j),
+                    j["created_at"],
+                ]
+                for j in jobs
+            ],
         ),
     )
 
 
 def job_print(job: dict[str, Any], out: Output) -> None:
     out.say(f"job {job['id']}  {job['kind']}  {job['state']}")
+    if job.get("name") or job.get("tags"):
+        tags = " ".join(f"#{tag}" for tag in job.get("tags") or [])
+        out.say(" ".join(part for part in (job.get("name") or "", tags) if part))
+    if job.get("note"):
+        out.say(f"note: {job['note']}")
     out.say(progress_line(job))
     if job.get("error"):
         out.say(f"error: {job['error'].get('code')}: {job['error'].get('message')}")
@@ -105,3 +130,68 @@ def cancel(job_id: str, json_: JsonOption = False) -> None:
     with client() as carril:
         job = carril.job_cancel(job_id)
     out.emit(job, lambda: out.say(f"job {job['id']} {job['state']}"))
+
+
+@app.command("label")
+def label(
+    job_id: str,
+    name: Annotated[str | None, typer.Option(help="its new name ('' clears it)")] = None,
+    tags: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="a slug; repeat for more; replaces all its tags"),
+    ] = None,
+    clear_tags: Annotated[bool, typer.Option("--clear-tags", help="remove all its tags")] = False,
+    note: Annotated[str | None, typer.Option(help="its new note ('' clears it)")] = None,
+    json_: JsonOption = False,
+) -> None:
+    """Change a job's name, tags or note (yours only); what is not given stays."""
+    out = output(json_)
+    if clear_tags and tags:
+        raise typer.BadParameter("give --tag or --clear-tags, not both", param_hint="--clear-tags")
+    new_tags = [] if clear_tags else (list(tags) or None if tags is not None else None)
+    if name is None and new_tags is None and note is None:
+        raise typer.BadParameter("give --name, --tag, --clear-tags or --note")
+    with client() as carril:
+        job = carril.job_label(job_id, name=name, tags=new_tags, note=note)
+    out.emit(job, lambda: job_print(job, out))
+
+
+@app.command("compare")
+def compare(
+    job_ids: Annotated[list[str], typer.Argument(help="2 to 10 training job ids")],
+    json_: JsonOption = False,
+) -> None:
+    """Trainings' final metrics side by side, with differences from the first."""
+    out = output(json_)
+    with client() as carril:
+        document = carril.jobs_compare(job_ids)
+    out.emit(document, lambda: comparison_print(document, out))
+
+
+def comparison_print(document: dict[str, Any], out: Output) -> None:
+    """One column per run; each metric's value, and after the first run its difference
+    from the first in brackets."""
+    runs = document["runs"]
+    rows = [
+        [
+            row["metric"],
+            *(
+                _cell(value, difference if i else None)
+                for i, (value, difference) in enumerate(
+                    zip(row["values"], row["differences"], strict=True)
+                )
+            ),
+        ]
+        for row in document["final_metrics"]
+    ]
+    out.table(["metric", *(run["title"] for run in runs)], rows, title="final metrics")
+    for run in runs:
+        out.say(f"{run['title']}: {run['id']}  {run['state']}")
+
+
+def _cell(value: Any, difference: Any) -> str:
+    if not isinstance(value, int | float):
+        return "-"
+    if isinstance(difference, int | float):
+        return f"{value:.4f} ({difference:+.4f})"
+    return f"{value:.4f}"

@@ -2,7 +2,7 @@
 training request those options become.
 
 A command decorated with `@training_options` declares `request: TrainingRequest` instead
-of the seven options; the decorator puts the options into the signature typer reads, so
+of the training options; the decorator puts the options into the signature typer reads, so
 both commands offer the same options with the same help, and the command gets them as
 one request, its seeds already parsed (a bad --seeds is a usage error, exit 2, with
 nothing sent).
@@ -33,6 +33,40 @@ OPTIONS: list[tuple[str, Any, Any]] = [
     ("gpus", Annotated[int | None, typer.Option()], None),
     ("imgsz", Annotated[int | None, typer.Option()], None),
     ("batch", Annotated[int | None, typer.Option()], None),
+    ("name", Annotated[str | None, typer.Option(help="what you call the run")], None),
+    (
+        "tags",
+        Annotated[
+            list[str] | None,
+            typer.Option("--tag", help="a slug (letters, digits, '-', '_'); repeat for more"),
+        ],
+        None,
+    ),
+    ("note", Annotated[str | None, typer.Option(help="a note kept with the run")], None),
+    # Hyperparameters: unset ones are not sent, so the server's defaults apply (README,
+    # "Training and inference settings", lists them and their bounds).
+    ("patience", Annotated[int | None, typer.Option(help="0 turns early stopping off")], None),
+    (
+        "optimizer",
+        Annotated[
+            str | None,
+            typer.Option(help="auto, SGD, Adam, AdamW, NAdam, RAdam or RMSProp"),
+        ],
+        None,
+    ),
+    ("lr0", Annotated[float | None, typer.Option(help="initial learning rate")], None),
+    *(
+        (name, Annotated[float | None, typer.Option(help=help_)], None)
+        for name, help_ in [
+            ("mosaic", "0 to 1 (probability)"),
+            ("fliplr", "0 to 1 (probability)"),
+            ("hsv_h", "0 to 1 (fraction)"),
+            ("hsv_s", "0 to 1 (fraction)"),
+            ("hsv_v", "0 to 1 (fraction)"),
+            ("scale", "0 to 0.9 (+/- gain)"),
+            ("degrees", "0 to 180 (+/- degrees)"),
+        ]
+    ),
 ]
 
 
@@ -45,6 +79,19 @@ class TrainingRequest:
     gpus: int | None
     imgsz: int | None
     batch: int | None
+    name: str | None = None
+    tags: list[str] | None = None
+    note: str | None = None
+    patience: int | None = None
+    optimizer: str | None = None
+    lr0: float | None = None
+    mosaic: float | None = None
+    fliplr: float | None = None
+    hsv_h: float | None = None
+    hsv_s: float | None = None
+    hsv_v: float | None = None
+    scale: float | None = None
+    degrees: float | None = None
 
     def start(self, carril: Client) -> dict[str, Any]:
         """The training started: its job document (`{id, state, url}`)."""
@@ -84,6 +131,7 @@ def training_options(command: Callable[..., None]) -> Callable[..., None]:
     def with_options(**given: Any) -> None:
         fields = {name: given.pop(name) for name, _, _ in OPTIONS}
         fields["seeds"] = seeds_parse(fields["seeds"])
+        fields["tags"] = list(fields["tags"]) or None if fields["tags"] is not None else None
         return command(request=TrainingRequest(**fields), **given)
 
     with_options.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
