@@ -132,3 +132,44 @@ def test_evaluate_and_export_call_the_paths_issues_13_and_14_document(tmp_path):
     assert path.read_bytes() == b"w" * 70_000
     assert progress[-1] == (70_000, 70_000)
     assert not (tmp_path / "v.onnx.part").exists()
+
+
+def test_labels_filters_and_comparisons_are_sent_as_issue_13s_api_takes_them():
+    seen = []
+
+    def handler(request):
+        body = json.loads(request.content) if request.content else None
+        seen.append((request.method, request.url.path, dict(request.url.params), body))
+        if request.url.path.endswith("/compare/"):
+            return httpx.Response(200, json={"base": "a", "runs": [], "final_metrics": []})
+        if request.method == "GET":
+            nxt = None if "cursor" in request.url.params else "/api/v1/jobs/?cursor=c2"
+            return httpx.Response(200, json={"next": nxt, "previous": None, "results": [{}]})
+        return httpx.Response(200, json={"id": "j", **(body or {})})
+
+    with client_of(handler) as carril:
+        labelled = carril.job_label("j", tags=("a", "b"), note="")
+        carril.job_label("j", name="n")
+        jobs = carril.jobs_list(tag="a", dataset="d", sort="-mAP50-95")
+        compared = carril.jobs_compare(["a", "b", "c"])
+        carril.train(dataset="d", model="yolov8n", name="n", tags=["a"], optimizer="SGD", degrees=5)
+
+    assert labelled == {"id": "j", "tags": ["a", "b"], "note": ""}
+    assert seen[:2] == [
+        ("PATCH", "/api/v1/jobs/j/", {}, {"tags": ["a", "b"], "note": ""}),
+        ("PATCH", "/api/v1/jobs/j/", {}, {"name": "n"}),
+    ]
+    filters = {"tag": "a", "dataset": "d", "sort": "-mAP50-95", "page_size": "200"}
+    assert seen[2] == ("GET", "/api/v1/jobs/", filters, None)
+    assert seen[3][2] == {"cursor": "c2"}  # the next link carries the query, keyset
+    assert len(jobs) == 2
+    assert seen[4][1:3] == ("/api/v1/jobs/compare/", {"ids": "a,b,c"})
+    assert compared["base"] == "a"
+    assert seen[5][3] == {
+        "dataset": "d",
+        "model": "yolov8n",
+        "name": "n",
+        "tags": ["a"],
+        "optimizer": "SGD",
+        "degrees": 5,
+    }
