@@ -330,3 +330,25 @@ def test_models_export_and_download_write_the_files_whose_fingerprints_the_serve
     assert listed["format"] == "onnx"
     assert listed["parity_passed"], listed
     assert hashlib.sha256(Path(onnx["path"]).read_bytes()).hexdigest() == listed["fingerprint"]
+
+
+def test_a_training_is_named_tagged_labelled_found_by_tag_and_compared(ada, dataset, trained):
+    started = ada.json(
+        "train", "--dataset", dataset["id"], *TRAIN, "--name", "mosaic off", "--tag", "cli",
+        "--note", "no mosaic", "--mosaic", "0", "--patience", "0",
+    )  # fmt: skip
+    labelled = ada.json("jobs", "label", trained["id"], "--name", "base", "--tag", "cli")
+
+    shown = ada.json("jobs", "show", started["id"])
+    found = ada.json("jobs", "list", "--tag", "cli", "--dataset", dataset["id"])
+    compared = ada.json("jobs", "compare", trained["id"], started["id"])
+    table = ada.run("jobs", "compare", trained["id"], started["id"])
+    ada.run("jobs", "cancel", started["id"])  # what is under test is the request, not its run
+
+    assert (shown["name"], shown["tags"], shown["note"]) == ("mosaic off", ["cli"], "no mosaic")
+    assert (shown["params"]["mosaic"], shown["params"]["patience"]) == (0, 0)
+    assert (labelled["name"], labelled["tags"]) == ("base", ["cli"])
+    assert {j["id"] for j in found} == {trained["id"], started["id"]}
+    assert [run["title"] for run in compared["runs"]] == ["base", "mosaic off"]
+    assert table.returncode == 0, table.stderr
+    assert "mAP50-95" in table.stdout
