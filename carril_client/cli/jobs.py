@@ -138,7 +138,9 @@ def label(
     name: Annotated[str | None, typer.Option(help="its new name ('' clears it)")] = None,
     tags: Annotated[
         list[str] | None,
-        typer.Option("--tag", help="a slug; repeat for more; replaces all its tags"),
+        typer.Option(
+            "--tag", metavar="<slug>", help="a slug; repeat for more; replaces all its tags"
+        ),
     ] = None,
     clear_tags: Annotated[bool, typer.Option("--clear-tags", help="remove all its tags")] = False,
     note: Annotated[str | None, typer.Option(help="its new note ('' clears it)")] = None,

@@ -38,7 +38,9 @@ OPTIONS: list[tuple[str, Any, Any]] = [
         "tags",
         Annotated[
             list[str] | None,
-            typer.Option("--tag", help="a slug (letters, digits, '-', '_'); repeat for more"),
+            typer.Option(
+                "--tag", metavar="<slug>", help="a slug (letters, digits, '-', '_'); repeat for more"
+            ),
         ],
         None,
     ),
