@@ -39,7 +39,9 @@ OPTIONS: list[tuple[str, Any, Any]] = [
         Annotated[
             list[str] | None,
             typer.Option(
-                "--tag", metavar="<slug>", help="a slug (letters, digits, '-', '_'); repeat for more"
+                "--tag",
+                metavar="<slug>",
+                help="a slug (letters, digits, '-', '_'); repeat for more",
             ),
         ],
         None,
