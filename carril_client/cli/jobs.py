@@ -150,7 +150,8 @@ def label(
     out = output(json_)
     if clear_tags and tags:
         raise typer.BadParameter("give --tag or --clear-tags, not both", param_hint="--clear-tags")
-    new_tags = [] if clear_tags else (list(tags) or None if tags is not None else None)
+    # An empty list clears the tags, so only --clear-tags sends one.
+    new_tags = [] if clear_tags else list(tags or []) or None
     if name is None and new_tags is None and note is None:
         raise typer.BadParameter("give --name, --tag, --clear-tags or --note")
     with client() as carril:

@@ -135,7 +135,8 @@ def training_options(command: Callable[..., None]) -> Callable[..., None]:
     def with_options(**given: Any) -> None:
         fields = {name: given.pop(name) for name, _, _ in OPTIONS}
         fields["seeds"] = seeds_parse(fields["seeds"])
-        fields["tags"] = list(fields["tags"]) or None if fields["tags"] is not None else None
+        # No --tag at all is not sent (typer may give an empty list for it).
+        fields["tags"] = list(fields["tags"] or []) or None
         return command(request=TrainingRequest(**fields), **given)
 
     with_options.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
