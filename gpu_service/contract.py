@@ -215,6 +215,9 @@ class InferenceResult(TypedDict):
 PARITY_IOU = 0.9
 PARITY_CONF_TOLERANCE = 0.05
 PARITY_MIN_MATCHED = 0.95
+# INT8 quantisation moves confidences more than a change of runtime does: an INT8 export's
+# matched confidences may differ by up to this instead (same IoU and matched-fraction rule).
+PARITY_INT8_CONF_TOLERANCE = 0.15
 
 
 class ParityResult(TypedDict):

@@ -31,6 +31,9 @@ def offline_environment(*, storage: Path) -> dict[str, str]:
         "TRANSFORMERS_OFFLINE": "1",
         "WANDB_MODE": "disabled",
         "COMET_MODE": "disabled",
+        # NNCF (OpenVINO INT8 calibration) replaces its telemetry with a stub under NNCF_CI;
+        # openvino_telemetry sends nothing without an opt-in file, which we never write.
+        "NNCF_CI": "1",
         "MPLBACKEND": "Agg",
     }
 

@@ -216,7 +216,16 @@ class ModelExportIn(serializers.Serializer):
     imgsz = serializers.IntegerField(min_value=32, max_value=2048, required=False)
     half = serializers.BooleanField(default=False)
     dynamic = serializers.BooleanField(default=False)
-    int8 = serializers.BooleanField(default=False)
+    int8 = serializers.BooleanField(
+        default=False,
+        help_text="INT8 quantisation (openvino; engine on a CUDA host), calibrated on the "
+        "version's training dataset or on `dataset`",
+    )
+    dataset = serializers.UUIDField(
+        required=False,
+        help_text="a ready dataset to calibrate INT8 on and check parity with, instead of "
+        "the version's training dataset",
+    )
 
 
 class ModelServingFormatIn(serializers.Serializer):

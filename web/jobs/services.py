@@ -218,16 +218,30 @@ def job_create_export(
     half: bool = False,
     dynamic: bool = False,
     int8: bool = False,
+    dataset_id: uuid.UUID | str | None = None,
 ) -> Job:
-    """Export a version (ADR 0029). Parity runs on its training's validation images
-    when the dataset is still there (else on the GPU service's sample images)."""
+    """Export a version (ADR 0029). Parity runs on the validation images of `dataset_id`
+    or else of the version's training dataset when it is still there (else on the GPU
+    service's sample images); INT8 calibrates on that same dataset and needs one."""
     imgsz = imgsz or inference_imgsz(version=version)
     _refuse_if(
         {
             "imgsz": imgsz_problem(imgsz),
             "format": None if fmt in ExportFormat.values else f"One of {ExportFormat.values}.",
+            "int8": _int8_problem(fmt) if int8 else None,
         }
     )
+    source = version.source_job
+    if dataset_id is not None:
+        dataset: Dataset | None = _ready_dataset(owner=owner, dataset_id=dataset_id)
+    else:
+        dataset = source.dataset if source is not None else None
+    if int8 and dataset is None:
+        message = (
+            "INT8 calibrates on the version's training dataset, and none is known for this "
+            "version (imported weights?): name a ready `dataset` to calibrate on."
+        )
+        raise ValidationFailed(details={"fields": {"dataset": [message]}})
     spec: dict[str, Any] = {
         "model": version.fingerprint,
         "format": fmt,
@@ -236,10 +250,23 @@ def job_create_export(
         "dynamic": dynamic,
         "int8": int8,
     }
-    source = version.source_job
-    if source is not None and source.dataset is not None:
-        spec["dataset"] = str(source.dataset.path)
+    if dataset is not None:
+        spec["dataset"] = str(dataset.path)
     return _job_create(owner=owner, kind=JobKind.EXPORT, spec=spec, gpus=1, model_version=version)
+
+
+# Ultralytics quantises to INT8 only for OpenVINO (with NNCF) and TensorRT; it would
+# ignore the flag for the others, so asking is refused rather than silently FP32.
+INT8_FORMATS = ("openvino", "engine")
+
+
+def _int8_problem(fmt: str) -> str | None:
+    if fmt in INT8_FORMATS:
+        return None
+    return (
+        f"INT8 is available for OpenVINO and TensorRT exports only; ultralytics does not "
+        f"quantise {fmt}. Export without int8, or choose openvino."
+    )
 
 
 EVALUATION_SPLITS = ("train", "val", "test")

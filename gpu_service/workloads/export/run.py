@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from gpu_service import errors
-from gpu_service.contract import PARITY_CONF_TOLERANCE, ExportManifest, ExportResult
+from gpu_service.contract import (
+    PARITY_CONF_TOLERANCE,
+    PARITY_INT8_CONF_TOLERANCE,
+    ExportManifest,
+    ExportResult,
+)
 from gpu_service.storage import write_json_atomically
 from gpu_service.workloads import datasets, exports, weights
 from gpu_service.workloads.base import JobContext
@@ -25,7 +30,16 @@ from gpu_service.workloads.export import parity
 from gpu_service.workloads.export.spec import ExportSpec
 from gpu_service.workloads.offline import make_ultralytics_silent
 
-_TOOLS = ("ultralytics", "torch", "onnx", "onnxslim", "onnxruntime", "openvino", "tensorrt")
+_TOOLS = (
+    "ultralytics",
+    "torch",
+    "onnx",
+    "onnxslim",
+    "onnxruntime",
+    "openvino",
+    "nncf",
+    "tensorrt",
+)
 _PARITY_SAMPLE = 8
 _IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp"}
 
@@ -81,6 +95,7 @@ def export_job(*, ctx: JobContext) -> dict[str, Any]:
         images=images,
         imgsz=spec.imgsz,
         device=device,
+        tolerance=PARITY_INT8_CONF_TOLERANCE if spec.int8 else PARITY_CONF_TOLERANCE,
     )
     ctx.logger.info("parity of %s: %s", manifest["fingerprint"], manifest["parity"])
     manifest_path = artifact.parent / "manifest.json"
@@ -140,15 +155,17 @@ def check_parity(
     imgsz: int,
     device: str,
     conf: float = parity.PARITY_CONF,
+    tolerance: float = PARITY_CONF_TOLERANCE,
 ) -> Any:
-    """Both models on the same images; see `parity` for the rule."""
-    floor = max(conf - PARITY_CONF_TOLERANCE, 0.0)
+    """Both models on the same images; see `parity` for the rule. An INT8 export is
+    held to the looser `PARITY_INT8_CONF_TOLERANCE`, recorded in its manifest."""
+    floor = max(conf - tolerance, 0.0)
     options = {"imgsz": imgsz, "conf": floor, "device": device, "verbose": False, "save": False}
     ref_boxes, exp_boxes = [], []
     for image in images:
         ref_boxes.append(parity.boxes_of(reference.predict(source=str(image), **options)[0]))
         exp_boxes.append(parity.boxes_of(exported.predict(source=str(image), **options)[0]))
-    return parity.compare(ref_boxes, exp_boxes, conf=conf)
+    return parity.compare(ref_boxes, exp_boxes, conf=conf, tolerance=tolerance)
 
 
 def _parity_images(*, spec: ExportSpec, storage: Path, data_yaml: Path | None) -> list[Path]:

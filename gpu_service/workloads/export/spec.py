@@ -55,9 +55,12 @@ class ExportSpec(BaseModel):
     @model_validator(mode="after")
     def _int8_needs_calibration(self) -> ExportSpec:
         if self.int8 and self.format not in ("openvino", "engine"):
-            raise ValueError("int8 is available for openvino and engine exports only")
+            raise ValueError(
+                "int8 is available for openvino and engine exports only "
+                "(ultralytics does not quantise onnx or torchscript)"
+            )
         if self.int8 and not self.dataset:
-            raise ValueError("int8 needs a dataset to calibrate on")
+            raise ValueError("int8 needs a dataset to calibrate on: name `dataset`")
         return self
 
 

@@ -8,7 +8,7 @@ from registry.models import ModelExport
 
 from tests.web.api.test_api_jobs import png_file
 from tests.web.api.test_api_model_exports import store_export, store_weights
-from tests.web.factories import DELIVERED, model_version
+from tests.web.factories import DELIVERED, dataset_for, model_version
 
 
 def test_an_export_is_a_job_of_kind_export_on_the_gpu_service(
@@ -192,3 +192,75 @@ def test_a_video_results_files_are_urls_never_server_paths(owner_api, owner, sto
     assert video["annotated_video_url"].endswith("/artifacts/annotated.mp4")
     assert video["detections_url"].endswith("/artifacts/frames.json")
     assert str(storage) not in str(body)
+
+
+def test_an_int8_export_of_a_trained_version_calibrates_on_its_training_dataset(
+    owner, owner_api, fake_gpu, run_on_commit, storage
+):
+    dataset = dataset_for(owner)
+    version = model_version(fingerprint=store_weights(storage))
+    version.source_job = Job.objects.create(
+        owner=owner, kind="train", state="succeeded", dataset=dataset
+    )
+    version.save()
+    with run_on_commit():
+        response = owner_api.post(
+            f"/api/v1/models/{version.id}/export/",
+            {"format": "openvino", "int8": True},
+            format="json",
+        )
+
+    assert response.status_code == 202, response.json()
+    sent = fake_gpu.jobs[response.json()["id"]]["spec"]
+    assert (sent["format"], sent["int8"], sent["dataset"]) == ("openvino", True, str(dataset.path))
+
+
+def test_an_int8_export_calibrates_on_the_dataset_the_request_names(
+    owner, owner_api, fake_gpu, run_on_commit, storage
+):
+    dataset = dataset_for(owner, name="calibration")
+    version = model_version(fingerprint=store_weights(storage))
+    with run_on_commit():
+        response = owner_api.post(
+            f"/api/v1/models/{version.id}/export/",
+            {"format": "openvino", "int8": True, "dataset": str(dataset.id)},
+            format="json",
+        )
+
+    assert response.status_code == 202, response.json()
+    assert fake_gpu.jobs[response.json()["id"]]["spec"]["dataset"] == str(dataset.path)
+
+
+def test_an_int8_export_of_imported_weights_with_no_dataset_is_refused_with_the_reason(
+    owner_api, storage
+):
+    version = model_version(fingerprint=store_weights(storage))
+
+    response = owner_api.post(
+        f"/api/v1/models/{version.id}/export/", {"format": "openvino", "int8": True}, format="json"
+    )
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "VALIDATION_ERROR"
+    assert "calibrate" in error["details"]["fields"]["dataset"][0]
+    assert not Job.objects.exists()
+
+
+def test_int8_for_a_format_ultralytics_does_not_quantise_is_refused_with_the_reason(
+    owner, owner_api, storage
+):
+    dataset = dataset_for(owner)
+    version = model_version(fingerprint=store_weights(storage))
+    for fmt in ("onnx", "torchscript"):
+        response = owner_api.post(
+            f"/api/v1/models/{version.id}/export/",
+            {"format": fmt, "int8": True, "dataset": str(dataset.id)},
+            format="json",
+        )
+
+        assert response.status_code == 400
+        error = response.json()["error"]
+        assert error["code"] == "VALIDATION_ERROR"
+        assert "does not quantise" in error["details"]["fields"]["int8"][0]
+    assert not Job.objects.exists()

@@ -162,5 +162,6 @@ class ModelExportView(APIView):
             half=params["half"],
             dynamic=params["dynamic"],
             int8=params["int8"],
+            dataset_id=params.get("dataset"),
         )
         return accepted(job)

@@ -189,3 +189,20 @@ def test_an_export_that_failed_parity_cannot_serve(storage: Path, fingerprint: s
         exports.serving_export(source=fingerprint, fmt="onnx", storage=storage)
     with pytest.raises(errors.ValidationFailed, match="failed its parity"):
         exports.serving_export(source=fingerprint, fmt="onnx", storage=storage, fingerprint=failed)
+
+
+def test_an_int8_openvino_export_without_nncf_is_refused_at_submit_naming_it(
+    storage: Path, fingerprint: str, shapes_dataset: Path, monkeypatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: None if name == "nncf" else real(name)
+    )
+    spec = ExportSpec.model_validate(
+        {"model": fingerprint, "format": "openvino", "int8": True, "dataset": "datasets/shapes"}
+    )
+
+    with pytest.raises(errors.ValidationFailed, match="nncf"):
+        check_export(spec, storage)
