@@ -264,6 +264,15 @@ PAGE_ROUTES = [
         data=lambda w: {"name": "renamed"},
         api=False,
     ),
+    # A running training is not run again (a message on its page); who may see it is told so.
+    Route(
+        "ui:job_run_again",
+        "post",
+        owner_or_staff(302, anonymous=SIGN_IN),
+        training_kw,
+        data=lambda w: {},
+        api=False,
+    ),
     Route(
         "ui:job_cancel",
         "post",
@@ -283,9 +292,6 @@ PAGE_ROUTES = [
         "ui:job_detections", "get", owner_or_staff(200, anonymous=SIGN_IN), inference_kw, api=False
     ),
     Route("ui:infer_new", "get", signed_in_everyone(200, anonymous=SIGN_IN), api=False),
-    Route(
-        "ui:job_evaluation", "get", owner_or_staff(200, anonymous=SIGN_IN), training_kw, api=False
-    ),
     Route(
         "ui:evaluation_new",
         "get",

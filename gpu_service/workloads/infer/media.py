@@ -178,7 +178,7 @@ def sample_frames(*, path: str, options: Any, storage: Path, target: Path) -> li
     """Frames taken every 1/fps seconds (at most max_frames) as JPEGs under `target`."""
     import cv2
 
-    info = check_video(path=path, options=options, storage=storage)
+    info = check_video(path=path, max_seconds=options.max_seconds, storage=storage)
     video = inside_storage(path=path, storage=storage, field="video.path")
     target.mkdir(parents=True, exist_ok=True)
     step = max(info.fps / options.fps, 1.0)

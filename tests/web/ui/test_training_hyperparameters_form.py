@@ -60,7 +60,9 @@ def test_the_api_and_a_form_left_at_its_defaults_ask_for_the_same_training(
     page = owner_client.get(reverse("ui:train_new"))
     form = page.context["form"]
     # What the page shows pre-filled is what it sends untouched.
+    # (An empty input is sent as "", as a browser sends it.)
     posted = {name: form[name].value() for name in form.fields}
+    posted = {name: "" if value is None else value for name, value in posted.items()}
     posted |= {"dataset": str(dataset.id), "model": "yolov8n", "lr0": ""}
     with run_on_commit():
         response = owner_client.post(reverse("ui:train_new"), posted)
