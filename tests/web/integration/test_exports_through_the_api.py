@@ -91,9 +91,12 @@ def test_a_trained_model_exports_to_onnx_and_openvino_and_each_serves_matching_d
 
     reference = boxes(_infer(owner_api, run_on_commit, fmt="pt"))
     assert reference[0], "the .pt model gives boxes at conf 0"
-    # ONNX Runtime computes in FP32 like PyTorch: box for box, down to the faintest.
+    assert any(box[1] >= 0.002 for box in reference[0]), reference
+    # ONNX Runtime computes in FP32 like PyTorch: box for box, down to just above the
+    # sigmoid's floor (~0.0004). At the floor the scores tie exactly, and which of the tied
+    # duplicate boxes NMS keeps is arbitrary in either runtime.
     onnx = compare(
-        reference, boxes(_infer(owner_api, run_on_commit, fmt="onnx")), conf=0.0, tolerance=1e-3
+        reference, boxes(_infer(owner_api, run_on_commit, fmt="onnx")), conf=0.002, tolerance=1e-3
     )
     assert onnx["matched_fraction"] >= 0.9, onnx
     assert onnx["max_conf_diff"] <= 1e-3, onnx
