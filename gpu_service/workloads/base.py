@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from gpu_service.contract import IMGSZ_MAX, IMGSZ_MIN, IMGSZ_MULTIPLE
+from gpu_service.contract import FINGERPRINT, IMGSZ_MAX, IMGSZ_MIN, IMGSZ_MULTIPLE
 
 WorkerStyle = Literal["fresh", "resident"]
 
@@ -71,6 +71,20 @@ ImageSize = Annotated[
     int,
     Field(ge=IMGSZ_MIN, le=IMGSZ_MAX, description=f"multiple of {IMGSZ_MULTIPLE}"),
     AfterValidator(_multiple_of_32),
+]
+
+
+def _registered_weights(value: str) -> str:
+    if not FINGERPRINT.match(value):
+        raise ValueError("must be the sha256 fingerprint of registered weights")
+    return value
+
+
+# The weights an inference, export or evaluation runs: a registered version's fingerprint.
+WeightsFingerprint = Annotated[
+    str,
+    Field(description="sha256 fingerprint of a registered model version"),
+    AfterValidator(_registered_weights),
 ]
 
 # What the worker calls for a kind (gpu_service.workloads.runners).

@@ -9,12 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpu_service import errors
-from gpu_service.contract import FINGERPRINT
 from gpu_service.workloads import datasets, weights
-from gpu_service.workloads.base import ImageSize, Kind
+from gpu_service.workloads.base import ImageSize, Kind, WeightsFingerprint
 
 # Ultralytics' own validation defaults (its cfg/default.yaml): what a training validates with.
 DEFAULT_CONF = 0.001
@@ -26,7 +25,7 @@ class EvaluateSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(description="sha256 fingerprint of a registered model version")
+    model: WeightsFingerprint
     dataset: str = Field(
         min_length=1, max_length=1000, description="dataset folder with data.yaml, in storage"
     )
@@ -36,13 +35,6 @@ class EvaluateSpec(BaseModel):
     )
     conf: float = Field(DEFAULT_CONF, ge=0, le=1, description="minimum confidence")
     iou: float = Field(DEFAULT_IOU, ge=0, le=1, description="NMS IoU threshold")
-
-    @field_validator("model")
-    @classmethod
-    def _fingerprint(cls, value: str) -> str:
-        if not FINGERPRINT.match(value):
-            raise ValueError("must be the sha256 fingerprint of registered weights")
-        return value
 
 
 def check_evaluate(spec: BaseModel, storage: Path) -> None:

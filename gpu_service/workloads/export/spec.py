@@ -10,12 +10,11 @@ import importlib.util
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpu_service import errors
-from gpu_service.contract import FINGERPRINT
 from gpu_service.workloads import datasets, weights
-from gpu_service.workloads.base import ImageSize, Kind
+from gpu_service.workloads.base import ImageSize, Kind, WeightsFingerprint
 
 # The packages each format needs, all pinned in requirements/gpu.txt (ultralytics would
 # otherwise try to pip-install them at run time; YOLO_AUTOINSTALL is off).
@@ -32,7 +31,7 @@ class ExportSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(description="sha256 fingerprint of a registered model version")
+    model: WeightsFingerprint
     format: Literal["onnx", "openvino", "torchscript", "engine"]
     imgsz: ImageSize = 640
     half: bool = Field(False, description="FP16 weights (OpenVINO; GPU only for the others)")
@@ -44,13 +43,6 @@ class ExportSpec(BaseModel):
     parity_images: list[str] = Field(
         default_factory=list, max_length=50, description="images in storage for parity"
     )
-
-    @field_validator("model")
-    @classmethod
-    def _fingerprint(cls, value: str) -> str:
-        if not FINGERPRINT.match(value):
-            raise ValueError("must be the sha256 fingerprint of registered weights")
-        return value
 
     @model_validator(mode="after")
     def _int8_needs_calibration(self) -> ExportSpec:

@@ -11,9 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from gpu_service.contract import FINGERPRINT
 from gpu_service.workloads import datasets, exports, weights
-from gpu_service.workloads.base import ImageSize, Kind
+from gpu_service.workloads.base import ImageSize, Kind, WeightsFingerprint
 from gpu_service.workloads.infer import media, pixels
 
 
@@ -47,7 +46,7 @@ class InferSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(description="sha256 fingerprint of a registered model version")
+    model: WeightsFingerprint
     images: list[str] = Field(default_factory=list, max_length=1000, description="paths in storage")
     video: VideoOptions | None = None
     archive: str | None = Field(
@@ -65,13 +64,6 @@ class InferSpec(BaseModel):
     imgsz: ImageSize = 640
     max_det: int = Field(300, ge=1, le=1000)
     batch: int = Field(16, ge=1, le=256)
-
-    @field_validator("model")
-    @classmethod
-    def _fingerprint(cls, value: str) -> str:
-        if not FINGERPRINT.match(value):
-            raise ValueError("must be the sha256 fingerprint of registered weights")
-        return value
 
     @field_validator("images")
     @classmethod
