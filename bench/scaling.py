@@ -5,14 +5,16 @@ job): tiny diagnostic jobs are submitted one after another until `--scaling-queu
 (100, 1,000, 10,000) are queued; at each size, the round trip of `--scaling-samples`
 more submits and of `GET /v1/gpus` (lanes and the queue view). Tiny jobs per second: a
 fresh service with both lanes free runs `--scaling-tiny-jobs` zero-second diagnostic
-jobs submitted at once, with warm workers and (baseline) without; the rate is jobs over
-the first submit to the last `finished_at`.
+jobs submitted at once: in the GPUs' resident workers (reused job after job, as
+inference is), in a fresh process each with warm spares, and (baseline) in a fresh
+process each without spares; the rate is jobs over the first submit to the last
+`finished_at`.
 Web: `--scaling-web-rows` finished job rows are written into the web app's database
 (SQLite, and PostgreSQL with `--postgres-url`) in steps; at each size, `GET
 /api/v1/jobs/` on its first page and on a page 90% deep (a cursor built for that row).
 
 Targets: submit p50 at 10,000 queued <= 2x at 100; `GET /v1/gpus` <= 10 ms at every
-size; >= 50 tiny jobs/s on 2 lanes with warm workers; the deep page <= 2x the first.
+size; >= 50 tiny jobs/s on 2 lanes in reused workers; the deep page <= 2x the first.
 """
 
 from __future__ import annotations
@@ -69,8 +71,9 @@ def _queue_curve(service: GpuServiceProcess, *, options: Options) -> list[dict[s
     return rows
 
 
-def _tiny_jobs_rate(service: GpuServiceProcess, *, jobs: int) -> float:
-    ids = [service.submit(**TINY)["id"] for _ in range(jobs)]
+def _tiny_jobs_rate(service: GpuServiceProcess, *, jobs: int, worker: str) -> float:
+    tiny = {**TINY, "spec": {**TINY["spec"], "worker": worker}}
+    ids = [service.submit(**tiny)["id"] for _ in range(jobs)]
     done = [service.wait_for(job_id, timeout_s=600) for job_id in ids]
     if any(job["state"] != "succeeded" for job in done):
         raise RuntimeError("a tiny job did not succeed")
@@ -126,14 +129,22 @@ def run(*, options: Options, platform: Platform) -> list[dict[str, Any]]:
     queue_service = platform.gpu_service_apart(name="scaling-queue", gpus="2x24GiB", env={})
     curve = _queue_curve(queue_service, options=options)
     queue_service.stop()
+    # Resident: the GPU's long-lived worker, reused job after job (the warm pool of
+    # kinds that need no clean process). Fresh with spares: a clean process per job, a
+    # warm spare taking it when one is ready. Fresh without spares: the baseline.
     rates = {}
-    for warm in ("true", "false"):
+    for label, worker, warm in (
+        ("resident", "resident", "true"),
+        ("fresh, spares", "fresh", "true"),
+        ("fresh, no spares", "fresh", "false"),
+    ):
         service = platform.gpu_service_apart(
-            name=f"scaling-tiny-{warm}", gpus="2x24GiB", env={"CARRIL_WARM_WORKERS": warm}
+            name=f"scaling-tiny-{worker}-{warm}", gpus="2x24GiB", env={"CARRIL_WARM_WORKERS": warm}
         )
-        _tiny_jobs_rate(service, jobs=4)  # warm-up: the first jobs start the spares
+        # Warm-up: the first jobs start the resident workers or the spares.
+        _tiny_jobs_rate(service, jobs=4, worker=worker)
         time.sleep(3)
-        rates[warm] = _tiny_jobs_rate(service, jobs=options.scaling_tiny_jobs)
+        rates[label] = _tiny_jobs_rate(service, jobs=options.scaling_tiny_jobs, worker=worker)
         service.stop()
     web_rows = _web_curve(platform.web(), options=options, engine="SQLite")
     postgres = platform.web_postgres()
@@ -180,15 +191,23 @@ def run(*, options: Options, platform: Platform) -> list[dict[str, Any]]:
             name=f"{NAME}.tiny",
             title="Tiny jobs on 2 lanes",
             runtime=platform.runtime,
-            figure="jobs/s with warm workers",
-            value=rates["true"],
+            figure="jobs/s in the GPUs' resident (reused) workers",
+            value=rates["resident"],
             unit="jobs/s",
-            baseline_figure="without spares (CARRIL_WARM_WORKERS=false)",
-            baseline=rates["false"],
-            ratio=rates["true"] / rates["false"],
+            baseline_figure="a fresh process per job, no spares (CARRIL_WARM_WORKERS=false)",
+            baseline=rates["fresh, no spares"],
+            ratio=rates["resident"] / rates["fresh, no spares"],
             target=">= 50 jobs/s",
-            met=rates["true"] >= 50,
-            details={"jobs": options.scaling_tiny_jobs, "job": "diagnostic, 0 s, 1 GPU"},
+            met=rates["resident"] >= 50,
+            details={
+                "jobs": options.scaling_tiny_jobs,
+                "job": "diagnostic, 0 s, 1 GPU",
+                **{f"jobs/s, {label}": round(rate, 2) for label, rate in rates.items()},
+            },
+            notes=(
+                "A job that needs a clean process (a training) cannot be reused: its rate "
+                f"is the fresh one with spares, {rates['fresh, spares']:.2f} jobs/s."
+            ),
         ),
         outcome(
             name=f"{NAME}.joblist",

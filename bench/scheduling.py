@@ -1,5 +1,7 @@
 """4. Scheduling: a seeded mixed trace (two-GPU "trainings", one-GPU "inferences", as
-diagnostic jobs of known durations) on 2 simulated GPUs through the real service.
+diagnostic jobs of known durations) on 2 simulated GPUs through the real service. Each
+runs in the worker its kind gets: a "training" in a fresh process of its own (a warm
+spare when one is ready), an "inference" in the GPU's resident worker.
 
 Figures: makespan over its lower bound (max(total GPU-seconds / GPUs, longest job)),
 the fraction of lane-time held by jobs, the longest wait of a two-GPU job. The same
@@ -44,7 +46,13 @@ def run_trace(
         accepted = service.submit(
             kind="diagnostic",
             gpus=job.gpus,
-            spec={"seconds": job.seconds, "step_s": min(1.0, max(0.05, job.seconds / 4))},
+            spec={
+                "seconds": job.seconds,
+                "step_s": min(1.0, max(0.05, job.seconds / 4)),
+                # As the kinds they stand for run: an inference in the GPU's resident
+                # worker, a training in a fresh process (a warm spare when one is ready).
+                "worker": "resident" if job.gpus == 1 else "fresh",
+            },
         )
         ids[job.index] = accepted["id"]
     timeout = sum(job.seconds for job in trace) * 3 + 120

@@ -362,7 +362,7 @@ class JobManager:
             kind=job.kind,
             spec=job.spec,
             gpu_ids=list(job.gpu_ids),
-            resident=kind is not None and kind.worker == "resident",
+            resident=kind is not None and kind.worker_for(job.spec) == "resident",
             simulate=job.simulate,
             progress=job.progress,
         )

@@ -98,6 +98,9 @@ class Kind:
     name: str
     spec_model: type[BaseModel]
     worker: WorkerStyle = "fresh"  # fresh: a new process per job; resident: one per GPU
+    # The worker a given spec asks for, where the kind lets the job choose (diagnostic
+    # jobs do: they check either path); None keeps `worker`.
+    worker_choice: Callable[[BaseModel], WorkerStyle | None] = lambda spec: None
     resumable: bool = False  # may it run again after a restart with attempt + 1?
     default_gpus: int = 1
     # Memory a job needs on each of its GPUs, in MiB, when the request gives none.
@@ -109,3 +112,7 @@ class Kind:
     # Why this spec can only run on a real CUDA GPU (a TensorRT engine), or None: such a
     # job is refused at submit on a service without one.
     needs_cuda: Callable[[BaseModel], str | None] = lambda spec: None
+
+    def worker_for(self, spec: dict[str, Any]) -> WorkerStyle:
+        """The worker style of a job with this (already validated) spec."""
+        return self.worker_choice(self.spec_model.model_validate(spec)) or self.worker

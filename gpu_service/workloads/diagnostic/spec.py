@@ -7,6 +7,8 @@ faults and telemetry. Tests, benchmarks and operators checking a deployment use 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpu_service.workloads.base import Kind
@@ -18,6 +20,17 @@ class DiagnosticSpec(BaseModel):
     seconds: float = Field(1.0, ge=0, le=86_400, description="how long to hold the lanes")
     burn_cpu: bool = Field(False, description="spin a CPU core instead of sleeping")
     step_s: float = Field(1.0, gt=0, le=60, description="progress and fault-point interval")
+    worker: Literal["fresh", "resident"] = Field(
+        "fresh",
+        description=(
+            "fresh: a process of its own, like a training; resident: the GPU's long-lived"
+            " worker, like an inference (one-GPU jobs; a multi-GPU job always runs fresh)"
+        ),
+    )
 
 
-DIAGNOSTIC = Kind(name="diagnostic", spec_model=DiagnosticSpec)
+def _worker(spec: DiagnosticSpec) -> Literal["fresh", "resident"]:
+    return spec.worker
+
+
+DIAGNOSTIC = Kind(name="diagnostic", spec_model=DiagnosticSpec, worker_choice=_worker)

@@ -244,3 +244,45 @@ def test_metrics_use_the_dcgm_and_carril_names(service):
         'carril_jobs_total{kind="diagnostic",outcome="cancelled"}',
     ):
         assert name in text, name
+
+
+def test_one_gpu_diagnostic_jobs_asking_for_the_resident_worker_share_one_process(service):
+    resident = {"seconds": 0.1, "step_s": 0.05, "worker": "resident"}
+    pids = []
+    for _ in range(3):
+        job = service.submit(kind="diagnostic", spec=resident, gpu_ids=[0])
+        done = service.wait_for(job["id"])
+        assert done["state"] == "succeeded"
+        pids.append(done["metrics"]["worker_pid"])
+    assert len(set(pids)) == 1  # reused: no process started per job
+    fresh = [
+        service.wait_for(service.submit(**quick(0.1, gpu_ids=[0]))["id"])["metrics"]["worker_pid"]
+        for _ in range(2)
+    ]
+    # A fresh job never shares its process, with the resident worker or another job.
+    assert len(set(fresh)) == 2
+    assert pids[0] not in fresh
+
+
+def test_a_cancelled_resident_diagnostic_job_stops_and_its_worker_serves_the_next(service):
+    spec = {"seconds": 30, "step_s": 0.1, "worker": "resident"}
+    job = service.submit(kind="diagnostic", spec=spec, gpu_ids=[1])
+    pid = service.wait_until(lambda: service.job(job["id"])["metrics"].get("worker_pid"))
+    service.client.post(f"/v1/jobs/{job['id']}/cancel")
+    cancelled = service.wait_for(job["id"], timeout_s=30)
+    assert cancelled["state"] == "cancelled"
+    assert cancelled["result"]["stopped"] is True
+    nxt = service.submit(kind="diagnostic", spec={**spec, "seconds": 0.1}, gpu_ids=[1])
+    done = service.wait_for(nxt["id"])
+    assert done["state"] == "succeeded"
+    assert done["metrics"]["worker_pid"] == pid
+
+
+def test_an_unknown_worker_style_is_refused_at_submit_naming_the_field(service):
+    response = service.client.post(
+        "/v1/jobs", json={"kind": "diagnostic", "spec": {"seconds": 0, "worker": "shared"}}
+    )
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "VALIDATION_ERROR"
+    assert error["details"]["errors"][0]["field"] == "worker"
