@@ -136,6 +136,10 @@ def test_scaling_reports_the_queue_and_job_list_curves(platform: Platform) -> No
         50,
         200,
     ]
+    tiny = results[2]["details"]
+    rates = [tiny[f"jobs/s, {how}"] for how in ("resident", "fresh, spares", "fresh, no spares")]
+    assert all(rate > 0 for rate in rates)
+    assert results[2]["value"] == pytest.approx(rates[0], rel=0.01)
 
 
 def test_upload_measures_a_dataset_the_web_app_accepts(platform: Platform) -> None:
