@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from api.documents import artifact_url
 from django.urls import reverse
@@ -134,3 +136,66 @@ def test_an_unfinished_jobs_document_is_read_from_the_database_each_time(owner, 
     assert owner_api.get(f"/api/v1/jobs/{job.id}/").json()["state"] == "running"
     Job.objects.filter(id=job.id).update(progress={"epoch": 1, "fraction": 0.5})
     assert owner_api.get(f"/api/v1/jobs/{job.id}/").json()["progress"]["fraction"] == 0.5
+
+
+@pytest.mark.parametrize("script_prefix", ["/", "/carril/"])
+def test_job_routes_read_as_reverse_builds_them_under_any_script_prefix(job, script_prefix):
+    from api.documents import job_route, job_url
+    from django.urls import get_script_prefix, set_script_prefix
+
+    saved = get_script_prefix()
+    set_script_prefix(script_prefix)
+    try:
+        for other_id in (job.id, str(job.id), uuid.uuid4()):
+            assert job_route("api:job-detail", job_id=other_id) == reverse(
+                "api:job-detail", kwargs={"job_id": other_id}
+            )
+            assert job_route("api:job-evaluation", job_id=other_id) == reverse(
+                "api:job-evaluation", kwargs={"job_id": other_id}
+            )
+            assert job_route("api:job-artifact", job_id=other_id, relpath="a/b.jpg") == reverse(
+                "api:job-artifact", kwargs={"job_id": other_id, "relpath": "a/b.jpg"}
+            )
+        assert job_url(job=job).startswith(script_prefix + "api/v1/jobs/")
+    finally:
+        set_script_prefix(saved)
+
+
+@pytest.mark.parametrize("time_zone", ["UTC", "Asia/Kolkata", "America/Sao_Paulo"])
+def test_the_lean_documents_times_read_as_the_serializers_in_any_time_zone(
+    owner, settings, time_zone
+):
+    from datetime import UTC, datetime
+
+    from api.documents import job_public
+    from api.serializers import JobOut
+
+    settings.TIME_ZONE = time_zone
+    job = Job.objects.create(
+        owner=owner,
+        kind="train",
+        state="running",
+        dispatched_at=DELIVERED,
+        started_at=datetime(2026, 3, 29, 1, 30, 0, 120, tzinfo=UTC),
+    )
+    job = Job.objects.select_related("owner").get(id=job.id)
+    lean, drf = job_public(job=job), JobOut(job).data
+    for key in ("created_at", "started_at", "finished_at", "updated_at"):
+        assert lean[key] == drf[key], key
+    assert lean["finished_at"] is None
+    assert lean["started_at"].endswith("Z") == (time_zone == "UTC")
+
+
+def test_a_running_jobs_document_is_rendered_as_drfs_response_would(owner, owner_api):
+    from api.documents import job_public
+    from rest_framework.renderers import JSONRenderer
+
+    job = Job.objects.create(owner=owner, kind="train", state="running", dispatched_at=DELIVERED)
+    for accept, indent in (("application/json", None), ("application/json; indent=2", 2)):
+        response = owner_api.get(f"/api/v1/jobs/{job.id}/", HTTP_ACCEPT=accept)
+        assert response.status_code == 200
+        assert response["Content-Type"] == "application/json"
+        assert "GET" in response["Allow"]
+        expected = JSONRenderer().render(job_public(job=job), renderer_context={"indent": indent})
+        assert response.content == expected
+    assert owner_api.get(f"/api/v1/jobs/{job.id}/", HTTP_ACCEPT="text/csv").status_code == 406

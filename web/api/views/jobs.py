@@ -181,7 +181,10 @@ class JobDetailView(APIView):
         job = job_get(user=request.user, job_id=job_id)  # NotFound for someone else's job
         document = job_public(job=job)
         if not job.is_terminal:
-            return Response(document)
+            # The bytes DRF's Response would render (an `indent` asked for in Accept
+            # included), without its template-response round trip.
+            body = JSONRenderer().render(document, request.accepted_media_type)
+            return HttpResponse(body, content_type="application/json")
         body = JSONRenderer().render(document)
         finished_documents.put(job_id=key, owner_id=job.owner_id, body=body)
         return HttpResponse(body, content_type="application/json")
