@@ -243,8 +243,8 @@ def _tokens_forgotten() -> None:
 
 
 @pytest.fixture(autouse=True)
-def _finished_documents_forgotten() -> None:
-    """Each test starts with no finished job's document kept from another test."""
-    from api.finished_jobs import finished_documents
+def _job_documents_forgotten() -> None:
+    """Each test starts with no job's document kept from another test."""
+    from api.job_documents import job_documents
 
-    finished_documents.clear()
+    job_documents.clear()

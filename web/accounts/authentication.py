@@ -3,11 +3,11 @@ HTTP clients send by default) against hashed tokens."""
 
 from __future__ import annotations
 
-import copy
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Model, Q
+from django.db.models.base import ModelState
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
@@ -38,6 +38,18 @@ def _token_lookup(*, key_hash: str) -> ApiToken | None:
     return token
 
 
+def _request_copy(instance: Model) -> Any:
+    """What copy.copy gives a model instance (its own attributes, its own record of loaded
+    relations), without the pickling round trip copy.copy takes for models: every API
+    request makes two of these."""
+    clone = instance.__class__.__new__(instance.__class__)
+    clone.__dict__.update(instance.__dict__)
+    clone._state = ModelState()
+    clone._state.__dict__.update(instance._state.__dict__)
+    clone._state.fields_cache = dict(instance._state.fields_cache)
+    return clone
+
+
 class HashedTokenAuthentication(authentication.BaseAuthentication):
     keyword = "Token"
     # The same token under either scheme; any other scheme is not ours to judge.
@@ -58,8 +70,8 @@ class HashedTokenAuthentication(authentication.BaseAuthentication):
         if token is None or token.is_expired:
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
         # Each request gets its own copies: a view may annotate the user it was given.
-        token = copy.copy(token)
-        token.user = copy.copy(token.user)
+        token = _request_copy(token)
+        token.user = _request_copy(token.user)
         return token.user, token
 
     def authenticate_header(self, request: Any) -> str:

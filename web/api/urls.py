@@ -9,6 +9,10 @@ from api.views import auth, cost, datasets, gpus, jobs, models, quotas, usage, w
 app_name = "api"
 
 urlpatterns = [
+    # First: the job status poll is the most frequent request there is, and Django tries
+    # the routes in order. No other route reads as a job id, so the order changes nothing
+    # else (and the OpenAPI document sorts its paths).
+    path("jobs/<uuid:job_id>/", jobs.JobDetailView.as_view(), name="job-detail"),
     path("auth/token/", auth.TokenObtainView.as_view(), name="token-obtain"),
     path("auth/tokens/", auth.TokensView.as_view(), name="tokens"),
     path("auth/tokens/<int:token_id>/", auth.TokenRevokeView.as_view(), name="token-revoke"),
@@ -49,7 +53,6 @@ urlpatterns = [
     path("jobs/compare/", jobs.JobsCompareView.as_view(), name="jobs-compare"),
     path("jobs/infer/", jobs.InferView.as_view(), name="job-infer"),
     path("jobs/evaluate/", jobs.EvaluateView.as_view(), name="job-evaluate"),
-    path("jobs/<uuid:job_id>/", jobs.JobDetailView.as_view(), name="job-detail"),
     path("jobs/<uuid:job_id>/cancel/", jobs.JobCancelView.as_view(), name="job-cancel"),
     path("jobs/<uuid:job_id>/logs/", jobs.JobLogsView.as_view(), name="job-logs"),
     path("jobs/<uuid:job_id>/detections/", jobs.JobDetectionsView.as_view(), name="job-detections"),

@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
+from jobs.compiled_get import job_row_get
 from jobs.log_text import log_line_plain
 from jobs.models import ACTIVE_STATES, Job, JobState, ReconcilerStatus
 
@@ -60,14 +61,15 @@ def job_get(*, user: AbstractBaseUser, job_id: uuid.UUID | str) -> Job:
     """The job, or NotFound: another user's job answers exactly like a missing one."""
     # The owner and the model version are joined (the version's training size makes an
     # inference's note, jobs/notes.py); the dataset is read by id. The status poll is the
-    # hottest read there is: one query.
-    jobs = Job.objects.select_related("owner", "model_version")
-    if not user_sees_everything(user=user):
-        jobs = jobs.filter(owner=user)
+    # hottest read there is: one query, compiled once (jobs/compiled_get.py).
+    owner_id = None if user_sees_everything(user=user) else user.pk
     try:
-        return jobs.get(id=job_id)
-    except (Job.DoesNotExist, ValueError, TypeError, DjangoValidationError) as exc:
+        job = job_row_get(job_id=job_id, owner_id=owner_id)
+    except (ValueError, TypeError, DjangoValidationError) as exc:
         raise NotFound() from exc
+    if job is None:
+        raise NotFound()
+    return job
 
 
 def job_counts_by_state() -> dict[str, int]:

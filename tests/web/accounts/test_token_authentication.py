@@ -93,6 +93,26 @@ def test_each_request_gets_its_own_copy_of_the_user(owner, clock):
     assert second_token.user is second_user
 
 
+def test_a_requests_copies_read_as_the_token_and_user_and_change_alone(owner, clock):
+    issued = api_token_create(user=owner)
+    auth = authentication.HashedTokenAuthentication()
+    request = SimpleNamespace(headers={"authorization": f"Token {issued.secret}"})
+    first_user, first_token = auth.authenticate(request)
+    stored = type(first_token).objects.get(id=issued.token.id)
+    for field in type(first_token)._meta.concrete_fields:
+        assert getattr(first_token, field.attname) == getattr(stored, field.attname)
+    assert (first_user.username, first_user.is_active) == (owner.username, True)
+    assert first_token._state.db == "default"
+    assert first_token._state.adding is False
+    first_token._state.adding = True
+    first_token._state.fields_cache["user"] = None
+    first_user.username = "changed"
+    second_user, second_token = auth.authenticate(request)
+    assert second_token._state.adding is False
+    assert second_token.user is second_user
+    assert second_user.username == owner.username
+
+
 @pytest.mark.parametrize("scheme", ["Token", "Bearer", "bearer"])
 def test_a_token_is_accepted_under_the_token_and_the_bearer_scheme(owner, clock, scheme):
     client = APIClient()

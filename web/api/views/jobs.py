@@ -37,7 +37,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.documents import job_detections_public, job_public, job_url
-from api.finished_jobs import finished_documents
+from api.job_documents import job_documents
 from api.pagination import METRIC_SORTS, ByMetric, NewestFirst, paginated
 from api.serializers import (
     DetectionsOut,
@@ -171,19 +171,30 @@ class JobsView(APIView):
 
 class JobDetailView(APIView):
     @extend_schema(responses={200: JobOut})
-    def get(self, request: Request, job_id: str) -> Response | HttpResponse:
+    def get(self, request: Request, job_id: str) -> HttpResponse:
         key = str(job_id)
-        cached = finished_documents.get(job_id=key)
-        if cached is not None and (
-            cached.owner_id == request.user.pk or user_sees_everything(user=request.user)
+        renderer = JSONRenderer()
+        # Documents are kept as compact JSON; one asked for indented is rendered afresh
+        # (a finished job's always answers compact, as it did before).
+        compact = renderer.get_indent(request.accepted_media_type, {}) is None
+        kept = job_documents.get(job_id=key)
+        if (
+            kept is not None
+            and (compact or kept.finished)
+            and (kept.owner_id == request.user.pk or user_sees_everything(user=request.user))
         ):
-            return HttpResponse(cached.body, content_type="application/json")
+            return HttpResponse(kept.body, content_type="application/json")
         job = job_get(user=request.user, job_id=job_id)  # NotFound for someone else's job
         document = job_public(job=job)
-        if not job.is_terminal:
-            return Response(document)
-        body = JSONRenderer().render(document)
-        finished_documents.put(job_id=key, owner_id=job.owner_id, body=body)
+        if job.is_terminal:
+            body = renderer.render(document)
+            job_documents.put(job_id=key, owner_id=job.owner_id, body=body, finished=True)
+        else:
+            # The bytes DRF's Response would render (an `indent` asked for in Accept
+            # included), without its template-response round trip.
+            body = renderer.render(document, request.accepted_media_type)
+            if compact:
+                job_documents.put(job_id=key, owner_id=job.owner_id, body=body, finished=False)
         return HttpResponse(body, content_type="application/json")
 
     @extend_schema(request=JobLabelsIn, responses={200: JobOut})
@@ -192,7 +203,7 @@ class JobDetailView(APIView):
         job = job_get(user=request.user, job_id=job_id)
         values = request.data if isinstance(request.data, dict) else {}
         job = job_labels_set(job=job, user=request.user, values=dict(values))
-        finished_documents.forget(job_id=str(job.id))
+        job_documents.forget(job_id=str(job.id))
         return Response(job_public(job=job))
 
 
@@ -218,6 +229,7 @@ class JobCancelView(APIView):
     @extend_schema(request=None, responses={202: JobOut})
     def post(self, request: Request, job_id: str) -> Response:
         job = job_cancel(job=job_get(user=request.user, job_id=job_id))
+        job_documents.forget(job_id=str(job.id))  # its poller sees `cancelling` at once
         return Response(JobOut(job).data, status=status.HTTP_202_ACCEPTED)
 
 
