@@ -82,7 +82,7 @@ def test_the_spec_is_stored_normalised(make):
     job, _ = scheduler.manager.submit(
         Submission(kind="diagnostic", spec={"seconds": 2}), request_id=None
     )
-    assert job.spec == {"seconds": 2.0, "burn_cpu": False, "step_s": 1.0}
+    assert job.spec == {"seconds": 2.0, "burn_cpu": False, "step_s": 1.0, "worker": "fresh"}
     assert [q["id"] for q in scheduler.manager.queue_view()] == [job.id]
 
 
