@@ -13,9 +13,11 @@ only process that talks to Ray and the only writer of the journal:
   share of one GPU when lanes are shared), one CPU, `max_restarts=0` (the journal owns
   retries). Admission's host is passed as a *soft* node affinity: Ray places the actor
   there when it can and anywhere that fits when that node is gone.
-- **Reports:** a poll loop asks each attempt for its new messages (`AttemptRunner.poll`)
-  and hands them to the manager as events tagged with (job id, attempt). A poll that
-  finds the actor dead (its node died, it crashed) ends the attempt with
+- **Reports:** each attempt has one long poll out at a time (`AttemptRunner.poll`: the
+  actor answers as soon as the job sends a message, or after `LONG_POLL_S`); the answer
+  goes to the manager as events tagged with (job id, attempt) and the next poll goes
+  out at once. The actors are threaded, so a waiting poll never holds up a cancel. A
+  poll that finds the actor dead (its node died, it crashed) ends the attempt with
   WORKER_CRASHED, which the manager turns into attempt + 1 for training.
 - **Cancel:** the actor's stop flag, then `ray.kill` after `CARRIL_CANCEL_GRACE_S`.
 - **Restart of the service:** `reattach` finds each running attempt's actor by name;
@@ -46,6 +48,7 @@ from gpu_service.executors.base import (
     ProgressReported,
 )
 from gpu_service.executors.ray_node import AttemptRunner, ResidentRunner, boot_dict, order_dict
+from gpu_service.executors.ray_spares import SpareWorkers
 from gpu_service.runtime.base import GpuInfo, LaneLoad, RuntimeName
 from gpu_service.runtime.simulated import IDLE_USED_MIB
 from gpu_service.settings import Settings
@@ -54,7 +57,10 @@ from gpu_service.workers.env import worker_env
 
 log = logging.getLogger(__name__)
 
-POLL_INTERVAL_S = 0.25
+POLL_INTERVAL_S = 0.25  # the tick: starts, cancel deadlines, polls that failed
+LONG_POLL_S = 1.0  # an actor answers a poll at its first new message, or after this
+MIN_POLL_GAP_S = 0.05  # a chatty job is asked at most 20 times a second
+ACTOR_THREADS = 4  # a waiting poll, a cancel, a describe (resident: one job, old polls)
 POLL_TIMEOUT_S = 10.0  # reattach: how long a found actor may take to answer
 HEARTBEAT_INTERVAL_S = 2.0
 RESIDENT_PREFIX = "resident/"
@@ -72,6 +78,8 @@ class _Running:
     last_heartbeat: float = 0.0
     start: concurrent.futures.Future[Any] | None = None
     poll: concurrent.futures.Future[Any] | None = None
+    polled_at: float = 0.0
+    repoll_due: bool = False  # the next poll is scheduled (MIN_POLL_GAP_S)
     resident: str | None = None  # the resident actor's name, when it runs there
     order: dict[str, Any] | None = None  # what a resident actor is asked to start
     placement: dict[str, Any] = field(default_factory=dict)
@@ -106,6 +114,7 @@ class RayExecutor:
         self._nodes: list[dict[str, Any]] = []
         self._nodes_read_at = 0.0
         self._loads: dict[int, LaneLoad] = {}
+        self._spares: SpareWorkers | None = None  # CARRIL_WARM_WORKERS (ADR 0052)
         self._poller: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
@@ -130,6 +139,8 @@ class RayExecutor:
                 configure_logging=False,
             )
         self._ray = ray
+        if self._settings.warm_workers:
+            self._spares = SpareWorkers(job_id=ray.get_runtime_context().get_job_id())
         self._runner_class = ray.remote(AttemptRunner)
         self._resident_class = ray.remote(ResidentRunner)
         log.info("connected to the Ray cluster at %s", address)
@@ -144,6 +155,9 @@ class RayExecutor:
             nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("GPU")]
             self._nodes = sorted(nodes, key=lambda n: n.get("Labels", {}).get(HOST_LABEL, ""))
             self._nodes_read_at = now
+            if self._spares is not None:
+                self._spares.forget({n["NodeID"] for n in nodes})
+                self._spares.keep(nodes)
         return self._nodes
 
     def inventory(self) -> list[GpuInfo]:
@@ -306,6 +320,7 @@ class RayExecutor:
             "lifetime": "detached",
             "max_restarts": 0,
             "max_task_retries": 0,
+            "max_concurrency": ACTOR_THREADS,
             "num_cpus": 1,
             "num_gpus": self._gpus_asked(attempt),
         }
@@ -317,6 +332,7 @@ class RayExecutor:
         actor = self._runner_class.options(**options).remote(
             order=order, boot=self._boot(gpu_ids=attempt.gpu_ids, env=self._attempt_env())
         )
+        self._spare_replace(node_id)  # the actor takes the node's spare, if one is ready
         self._follow(_Running(attempt=attempt, actor=actor, host=host))
         log.info(
             "job %s: attempt %s submitted to Ray (%s)",
@@ -395,12 +411,21 @@ class RayExecutor:
                 lifetime="detached",
                 get_if_exists=True,
                 max_restarts=0,
+                max_concurrency=ACTOR_THREADS,
                 num_cpus=0,
                 num_gpus=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
             ).remote(boot=self._boot(gpu_ids=[local], env=env, style="resident"))
             self._residents[name] = actor
+            self._spare_replace(node_id)
         return name, actor
+
+    def _spare_replace(self, node_id: str | None) -> None:
+        if self._spares is None or node_id is None:
+            return
+        node = next((n for n in self._alive_nodes() if n["NodeID"] == node_id), None)
+        if node is not None:
+            self._spares.replace(node)
 
     def _gpus_asked(self, attempt: Attempt) -> float:
         gpus = len(attempt.gpu_ids) or 1
@@ -477,8 +502,7 @@ class RayExecutor:
                     )
                 )
             if running.poll is None:
-                running.poll = self._call(running, "poll", running.cursor).future()
-                self._when_done(running.poll, job_id, running)
+                self._ask(job_id, running)
                 return
             if not running.poll.done():
                 return
@@ -492,6 +516,26 @@ class RayExecutor:
             return
         running.cursor = answer["seq"]
         self._deliver(job_id, running, answer)
+        if self._running.get(job_id) is running:
+            self._ask(job_id, running)  # the next long poll, at once
+
+    def _ask(self, job_id: str, running: _Running) -> None:
+        """Send the attempt's next long poll, no sooner than MIN_POLL_GAP_S after the last."""
+        if running.repoll_due:
+            return
+        wait = running.polled_at + MIN_POLL_GAP_S - time.monotonic()
+        if wait > 0 and self._loop is not None:
+            running.repoll_due = True
+            self._loop.call_later(wait, self._ask_later, job_id, running)
+            return
+        running.polled_at = time.monotonic()
+        running.poll = self._call(running, "poll", running.cursor, LONG_POLL_S).future()
+        self._when_done(running.poll, job_id, running)
+
+    def _ask_later(self, job_id: str, running: _Running) -> None:
+        running.repoll_due = False
+        if self._running.get(job_id) is running and running.poll is None and not self._closing:
+            self._ask(job_id, running)
 
     def _deliver(self, job_id: str, running: _Running, answer: dict[str, Any]) -> None:
         attempt = running.attempt.attempt

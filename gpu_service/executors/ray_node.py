@@ -42,17 +42,24 @@ class _EventLog:
     """The Connection `run_order` sends to: numbered messages kept until polled."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._changed = threading.Condition()
         self._messages: list[dict[str, Any]] = []
         self.ended = False  # the final message (done or error) has been sent
 
     def send(self, message: dict[str, Any]) -> None:
-        with self._lock:
+        with self._changed:
             self._messages.append(message)
             self.ended = self.ended or message["t"] in ("done", "error")
+            self._changed.notify_all()
 
-    def after(self, seq: int) -> tuple[list[dict[str, Any]], int, bool]:
-        with self._lock:
+    def after(self, seq: int, *, wait_s: float = 0.0) -> tuple[list[dict[str, Any]], int, bool]:
+        """Messages after the `seq`-th; waits up to `wait_s` for one when there is none
+        yet (a long poll: the head hears of a message when it is sent, not a tick later)."""
+        with self._changed:
+            if wait_s > 0:
+                self._changed.wait_for(
+                    lambda: len(self._messages) > seq or self.ended, timeout=wait_s
+                )
             return list(self._messages[seq:]), len(self._messages), self.ended
 
 
@@ -96,8 +103,10 @@ class AttemptRunner:
     def _run(self) -> None:
         run_order(order=self.order, boot=self.boot, conn=self._log, stop=self._stop)
 
-    def poll(self, after: int = 0) -> dict[str, Any]:
-        """Messages after the `after`-th, the new cursor, and whether the job has ended.
+    def poll(self, after: int = 0, wait_s: float = 0.0) -> dict[str, Any]:
+        """Messages after the `after`-th, the new cursor, and whether the job has ended;
+        when there is nothing new, waits up to `wait_s` for it (the actor is threaded, so
+        a waiting poll never holds up a cancel).
 
         Asking from `after` acknowledges every message before it. `after=-1` (a restarted
         GPU service that does not know its cursor) resumes from the last acknowledged
@@ -106,7 +115,7 @@ class AttemptRunner:
         if after < 0:
             after = self._acked
         self._acked = max(self._acked, after)
-        messages, seq, ended = self._log.after(after)
+        messages, seq, ended = self._log.after(after, wait_s=wait_s)
         return {
             "job_id": self.order.job_id,
             "attempt": self.order.attempt,
@@ -154,8 +163,10 @@ class ResidentRunner:
             self._runs[key] = AttemptRunner(order=order, boot=self.boot)
         return self._runs[key].start()
 
-    def poll_job(self, job_id: str, attempt: int, after: int) -> dict[str, Any]:
-        return self._runs[(job_id, attempt)].poll(after)
+    def poll_job(
+        self, job_id: str, attempt: int, after: int, wait_s: float = 0.0
+    ) -> dict[str, Any]:
+        return self._runs[(job_id, attempt)].poll(after, wait_s)
 
     def cancel_job(self, job_id: str, attempt: int) -> bool:
         run = self._runs.get((job_id, attempt))

@@ -360,3 +360,35 @@ def test_inference_reuses_one_resident_model_per_gpu_and_finds_what_one_machine_
     alone = _infer(local, fingerprint=fingerprint, image=image)
     assert second["result"]["images"][0]["detections"] == alone["result"]["images"][0]["detections"]
     assert len(alone["result"]["images"][0]["detections"]) == 5
+
+
+def _ray_workers() -> set[int]:
+    """Pids of the Ray worker processes on this machine (every node of the test cluster):
+    a worker is named `ray::IDLE`, `ray::<actor class>`... once up, by its command before."""
+    workers = set()
+    for process in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error):
+            command = " ".join(process.info["cmdline"] or [])
+            if command.startswith("ray::") or "default_worker.py" in command:
+                workers.add(process.pid)
+    return workers
+
+
+def test_each_fresh_attempt_starts_in_a_spare_worker_ray_started_before_its_submit(ray_service):
+    service = ray_service()
+    node_0 = [
+        gpu["index"]
+        for gpu in service.client.get("/v1/gpus").json()["gpus"]
+        if gpu["host"] == "node-0"
+    ]
+    # Three in a row on one node: more than Ray's own prestart for a cluster's first
+    # driver could serve; each actor takes the spare the one before it had replaced.
+    for _ in range(3):
+        time.sleep(1.5)  # the replacement spare has started
+        before = _ray_workers()
+        job = _diagnostic(service, seconds=0.2, gpu_ids=[node_0[0]])
+        placement = _placement(service, job["id"])
+        assert placement["host"] == "node-0"
+        assert placement["pid"] in before, "the attempt's actor got a new process"
+        assert service.wait_for(job["id"], timeout_s=60)["state"] == "succeeded"
+        assert _ends(placement["pid"])  # still one process per attempt

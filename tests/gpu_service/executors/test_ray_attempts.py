@@ -3,6 +3,8 @@ keeps (ray_node.AttemptRunner) and what the executor lets through (fencing)."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from typing import Any
 
@@ -12,6 +14,7 @@ from gpu_service.errors import WorkerCrashed
 from gpu_service.executors.base import Attempt, AttemptEnded, EpochReported
 from gpu_service.executors.ray import RayExecutor, _Running
 from gpu_service.executors.ray_node import AttemptRunner
+from gpu_service.executors.ray_spares import SpareWorkers
 from gpu_service.settings import load_settings
 
 
@@ -141,3 +144,43 @@ def test_an_actor_lost_with_its_node_ends_the_attempt_as_a_crash_of_a_lost_node(
     assert isinstance(ended.error, WorkerCrashed)
     assert ended.error.details["host"] == "node-0"
     assert ended.error.details["node_lost"] is True
+
+
+def test_a_poll_with_nothing_new_waits_for_the_next_message_instead_of_answering_empty(
+    tmp_path,
+):
+    runner = _runner(tmp_path, seconds=30, step_s=0.1)
+    seq = runner.poll(0)["seq"]  # nothing sent yet: the job has not started
+    assert seq == 0
+    threading.Timer(0.3, runner.start).start()
+
+    asked = time.monotonic()
+    answer = runner.poll(seq, 10.0)
+    waited = time.monotonic() - asked
+
+    assert answer["messages"], "the poll came back empty"
+    assert 0.2 < waited < 10.0  # it came back with the job's first message, not the timeout
+    runner.cancel()
+    _until_ended(runner)
+
+
+def test_a_poll_with_nothing_new_comes_back_empty_after_its_wait(tmp_path):
+    runner = _runner(tmp_path, seconds=30, step_s=0.1)
+    asked = time.monotonic()
+    answer = runner.poll(0, 0.2)
+    assert answer["messages"] == []
+    assert time.monotonic() - asked >= 0.2
+
+
+def test_a_spare_worker_that_cannot_be_asked_for_leaves_the_attempt_to_start_cold(caplog):
+    spares = SpareWorkers(job_id="01000000")
+    # A raylet port where nothing listens: the call fails, nothing is raised.
+    node = {"NodeID": "ab" * 28, "NodeManagerAddress": "127.0.0.1", "NodeManagerPort": 9}
+    for _ in range(2):
+        call = spares.replace(node)
+        with contextlib.suppress(Exception):
+            call.result(timeout=10)
+    deadline = time.monotonic() + 10
+    while "no spare Ray worker" not in caplog.text and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert caplog.text.count("no spare Ray worker") == 1  # logged once per node
