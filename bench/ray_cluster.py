@@ -1,11 +1,12 @@
 """9. The Ray executor against the local one (issue 12), on the simulated runtime.
 
 - **Per-job overhead:** submit to the worker's first report (the diagnostic job's first
-  progress), p50 over sequential one-GPU diagnostic jobs in a fresh worker (an actor
-  per attempt on Ray, as a training gets; the headline) and in the GPU's resident worker
-  (as an inference gets), through a GPU service in Ray
+  progress), p50 over sequential one-GPU diagnostic jobs, through a GPU service in Ray
   mode on a local cluster (a head and two 2-GPU nodes) and through one with the local
-  executor and 4 simulated GPUs. Target: Ray adds at most 0.5 s at p50.
+  executor and 4 simulated GPUs, both up at once, their samples interleaved in
+  alternating order. Jobs in a fresh worker (an actor per attempt on Ray, as a training
+  gets; the headline) and in the GPU's resident worker (as an inference gets). Target:
+  Ray adds at most 0.5 s at p50.
 - **Scheduling:** the scheduling benchmark's mixed trace, twice as many jobs for twice
   the GPUs, on the cluster (2 nodes x 2 GPUs) and on the local executor with 4 GPUs;
   makespan over the lower bound for 4 GPUs, and the policy alone simulated beside it.
@@ -47,9 +48,19 @@ def _first_report_s(service: GpuServiceProcess, *, worker: str) -> float:
     return elapsed
 
 
-def _overheads(service: GpuServiceProcess, samples: int, *, worker: str) -> list[float]:
-    _first_report_s(service, worker=worker)  # warm-up: first imports, first Ray worker
-    return [_first_report_s(service, worker=worker) for _ in range(samples)]
+def _overheads(
+    local: GpuServiceProcess, ray: GpuServiceProcess, samples: int, *, worker: str
+) -> tuple[list[float], list[float]]:
+    """Samples of both executors, interleaved and in alternating order (local first,
+    then Ray first, ...), so a slower stretch of the machine weighs on both alike."""
+    for service in (local, ray):
+        _first_report_s(service, worker=worker)  # warm-up: first imports, first Ray worker
+    measured: dict[str, list[float]] = {"local": [], "ray": []}
+    for index in range(samples):
+        order = [("local", local), ("ray", ray)]
+        for name, service in order if index % 2 == 0 else order[::-1]:
+            measured[name].append(_first_report_s(service, worker=worker))
+    return measured["local"], measured["ray"]
 
 
 def run(*, options: Options, platform: Platform) -> list[dict[str, Any]]:
@@ -63,13 +74,9 @@ def run(*, options: Options, platform: Platform) -> list[dict[str, Any]]:
         jobs=options.trace_jobs * 2, seed=options.trace_seed, unit_s=options.time_unit_s
     )
     policy_alone = simulate(trace=trace, policy="carril", gpus=GPUS)
-    local = platform.gpu_service_apart(name="ray-vs-local", gpus="4x24GiB", env={})
-    local_overheads = _overheads(local, samples, worker="fresh")
-    local_resident = _overheads(local, samples, worker="resident")
-    local_trace = run_trace(local, trace, gpus=GPUS)
-    local.stop()
     cluster = LocalCluster(nodes=2, gpus="2x24GiB")
     try:
+        local = platform.gpu_service_apart(name="ray-vs-local", gpus="4x24GiB", env={})
         ray = platform.gpu_service_apart(
             name="ray-cluster",
             gpus="1x24GiB",
@@ -80,8 +87,11 @@ def run(*, options: Options, platform: Platform) -> list[dict[str, Any]]:
                 "RAY_USAGE_STATS_ENABLED": "0",
             },
         )
-        ray_overheads = _overheads(ray, samples, worker="fresh")
-        ray_resident = _overheads(ray, samples, worker="resident")
+        local_overheads, ray_overheads = _overheads(local, ray, samples, worker="fresh")
+        local_resident, ray_resident = _overheads(local, ray, samples, worker="resident")
+        # One trace at a time (each would slow the other): local, then Ray.
+        local_trace = run_trace(local, trace, gpus=GPUS)
+        local.stop()
         ray_trace = run_trace(ray, trace, gpus=GPUS)
         ray.stop()
     finally:

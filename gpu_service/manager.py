@@ -100,7 +100,8 @@ class AttemptReport:
     metrics: dict[str, Any]
     progress: dict[str, Any] = field(default_factory=dict)
     pending: bool = False
-    last_write: float = 0.0
+    last_write: float = 0.0  # the last write of reported progress (what is throttled)
+    last_beat: float = 0.0  # the last write of any kind (a quiet job's heartbeat)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def handle(self, event: AttemptEvent) -> None:
@@ -127,12 +128,16 @@ class AttemptReport:
 
     def _flush(self, *, force: bool) -> None:
         now = time.monotonic()
-        due = now - self.last_write >= PROGRESS_INTERVAL_S
-        heartbeat = now - self.last_write >= HEARTBEAT_INTERVAL_S
-        if (self.pending and (due or force)) or heartbeat:
+        progress_due = self.pending and (force or now - self.last_write >= PROGRESS_INTERVAL_S)
+        heartbeat_due = now - self.last_beat >= HEARTBEAT_INTERVAL_S
+        if progress_due or heartbeat_due:
             self.journal.job_progress(job_id=self.job_id, progress=self.progress)
-            self.pending = False
-            self.last_write = now
+            self.last_beat = now
+            # A heartbeat with nothing new does not hold back the progress that follows
+            # it (an attempt's first report comes right after the heartbeat of its start).
+            if self.pending:
+                self.pending = False
+                self.last_write = now
 
 
 class JobManager:

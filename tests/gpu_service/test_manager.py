@@ -8,9 +8,9 @@ import time
 import pytest
 
 from gpu_service.errors import ResourceUnavailable, ValidationFailed, WorkerCrashed
-from gpu_service.executors.base import AttemptEnded
+from gpu_service.executors.base import AttemptEnded, AttemptHeartbeat, ProgressReported
 from gpu_service.journal import JobState
-from gpu_service.manager import Submission
+from gpu_service.manager import AttemptReport, Submission
 from gpu_service.runtime.base import GpuInfo, LaneLoad
 from gpu_service.workloads.diagnostic.spec import DIAGNOSTIC
 
@@ -288,3 +288,27 @@ def test_the_in_memory_queue_follows_every_submit_admission_and_cancel(make):
     assert [item["id"] for item in manager.queue_view()] == queued
     # A new manager on the same journal (a restart) starts from the recorded queue.
     assert [r.job_id for r in make().manager.waitlist.requests(**order)] == queued
+
+
+class _RecordingJournal:
+    def __init__(self) -> None:
+        self.progress: list[dict] = []
+
+    def job_progress(self, *, job_id: str, progress: dict) -> None:
+        self.progress.append(progress)
+
+
+def test_an_attempts_first_progress_is_written_at_once_even_right_after_its_start_heartbeat():
+    journal = _RecordingJournal()
+    report = AttemptReport(journal=journal, job_id="j", attempt=1, metrics={})  # type: ignore[arg-type]
+
+    report.handle(AttemptHeartbeat(job_id="j", attempt=1))  # the attempt has started
+    report.handle(ProgressReported(job_id="j", attempt=1, progress={"stage": "holding"}))
+    report.handle(
+        ProgressReported(job_id="j", attempt=1, progress={"stage": "holding", "batch": 1})
+    )
+
+    # The heartbeat and the first report are written; the next one waits for the interval.
+    assert journal.progress == [{}, {"stage": "holding"}]
+    report.flush()
+    assert journal.progress[-1] == {"stage": "holding", "batch": 1}
