@@ -77,10 +77,12 @@ def test_the_compose_job_builds_both_images_then_runs_the_smoke_test():
 def test_the_smoke_script_uses_the_simulated_override_and_always_tears_down():
     script = (ROOT / "deploy" / "compose-smoke.sh").read_text()
     # Both files, made readable by Compose v1 too, resolved, then rewritten without GPUs.
-    assert "for file in docker-compose.yml docker-compose.simulated.yml; do" in script
-    assert "compose_config.py portable" in script
-    assert "compose_config.py finish" in script
-    assert "--no-gpus" in script
+    assert "smoke_resolve single docker-compose.yml docker-compose.simulated.yml" in script
+    lib = (ROOT / "deploy" / "compose-smoke-lib.sh").read_text()
+    assert "compose_config.py portable" in lib
+    assert '--earlier "${copies[@]}"' in lib
+    assert "compose_config.py finish" in lib
+    assert "finish_options=(--no-gpus)" in lib
     assert "trap cleanup EXIT" in script
     cleanup = script.split("cleanup() {", 1)[1].split("\n}", 1)[0]
     assert "down --volumes" in cleanup
