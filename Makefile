@@ -6,7 +6,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 REQS := requirements/web.txt requirements/gpu.txt requirements/dev.txt requirements/cli.txt
 
-.PHONY: venv run run-cluster test test-fast lint format bench gpu-check compose-smoke clean
+.PHONY: venv run run-cluster test test-fast lint format bench gpu-check compose-smoke \
+	compose-cluster-smoke clean
 
 venv: $(STAMP)
 
@@ -48,6 +49,11 @@ gpu-check: venv
 # without a container registry (scripts/compose-smoke-local.sh; docs/operations.md).
 compose-smoke: venv
 	bash scripts/compose-smoke-local.sh
+
+# The same images, docker-compose.cluster.yml on this one machine: a Ray head, the GPU
+# service in Ray mode and two GPU hosts' nodes on 127.0.0.1 (deploy/compose-cluster-smoke.sh).
+compose-cluster-smoke: venv
+	bash scripts/compose-smoke-local.sh cluster
 
 clean:
 	rm -rf $(VENV) var test-artifacts

@@ -14,93 +14,36 @@
 # removes what only v2 reads (`name`, `!reset`), and the resolved configuration loses the
 # NVIDIA device reservation, so nothing here needs a GPU or the NVIDIA runtime.
 #
-# Settings (environment): CARRIL_IMAGE_TAG (local), CARRIL_WEB_PORT (18000, published on
-# 127.0.0.1 only), CARRIL_COMPOSE (the Compose command; default `docker compose` if it
-# works, else `docker-compose`), CARRIL_SMOKE_IMAGES (space-separated SERVICE=IMAGE
-# swaps, e.g. a stand-in database image), CARRIL_SMOKE_PYTHON (a python3 with PyYAML),
-# CARRIL_SMOKE_EPOCHS (12: the web app sees progress a few epochs late, and the restart
-# must land mid-training, not while ultralytics finalises its checkpoints).
+# Settings (environment): CARRIL_WEB_PORT (18000, published on 127.0.0.1 only), those of
+# deploy/compose-smoke-lib.sh (CARRIL_IMAGE_TAG, CARRIL_COMPOSE, CARRIL_SMOKE_IMAGES,
+# CARRIL_SMOKE_PYTHON, CARRIL_SMOKE_UP_TIMEOUT), CARRIL_SMOKE_EPOCHS (12: the web app sees
+# progress a few epochs late, and the restart must land mid-training, not while
+# ultralytics finalises its checkpoints).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# shellcheck source=deploy/compose-smoke-lib.sh
+source deploy/compose-smoke-lib.sh
+
 project="carril-smoke-${GITHUB_RUN_ID:-$$}"
 port="${CARRIL_WEB_PORT:-18000}"
-python="${CARRIL_SMOKE_PYTHON:-python3}"
 epochs="${CARRIL_SMOKE_EPOCHS:-12}"
-if ! "${python}" -c "import yaml" 2>/dev/null; then
-    echo "smoke: ${python} has no PyYAML (Debian/Ubuntu: python3-yaml), or set CARRIL_SMOKE_PYTHON" >&2
-    exit 1
-fi
-workdir="$(mktemp -d)"
-# The env file and the resolved configuration hold the generated secrets.
-chmod 0700 "${workdir}"
-env_file="${workdir}/smoke.env"
-
-if [[ -n "${CARRIL_COMPOSE:-}" ]]; then
-    read -ra compose_cmd <<<"${CARRIL_COMPOSE}"
-elif docker compose version >/dev/null 2>&1; then
-    compose_cmd=(docker compose)
-elif command -v docker-compose >/dev/null; then
-    compose_cmd=(docker-compose)
-else
-    echo "smoke: neither \`docker compose\` nor \`docker-compose\` is installed" >&2
-    exit 1
-fi
-
-secret() {
-    python3 -c 'import secrets; print(secrets.token_urlsafe(32))'
-}
-
-# Real random secrets: with CARRIL_ENV=production the services refuse placeholders.
-demo_password="$(secret)"
-admin_password="$(secret)"
-cat >"${env_file}" <<ENV
-CARRIL_GPU_SERVICE_TOKEN=$(secret)
-CARRIL_SECRET_KEY=$(secret)
-CARRIL_METRICS_TOKEN=$(secret)
-POSTGRES_PASSWORD=$(secret)
-CARRIL_DEMO_PASSWORD=${demo_password}
-CARRIL_GRAFANA_ADMIN_PASSWORD=$(secret)
-CARRIL_WEB_BIND=127.0.0.1
-CARRIL_WEB_PORT=${port}
-CARRIL_IMAGE_TAG=${CARRIL_IMAGE_TAG:-local}
-ENV
+smoke_setup
+smoke_write_env "CARRIL_WEB_PORT=${port}"
 
 # The project as Compose v1 and v2 both read it: -f docker-compose.yml -f
 # docker-compose.simulated.yml, resolved, then rewritten without GPUs.
-finish_options=()
-for swap in ${CARRIL_SMOKE_IMAGES:-}; do
-    finish_options+=(--image "${swap}")
-done
-# docker-compose.yml lifts the gpu container's memlock limit; an engine that may not (one
-# in a container or VM without CAP_SYS_RESOURCE) refuses to start it. There the smoke test
-# keeps the engine's limit: simulated jobs pin no memory.
-if ! docker run --rm --ulimit memlock=-1:-1 --entrypoint true \
-    "carril-gpu:${CARRIL_IMAGE_TAG:-local}" >/dev/null 2>&1; then
-    echo "smoke: this engine cannot lift the memlock limit; the gpu container keeps its own"
-    finish_options+=(--drop-ulimit memlock)
-fi
-for file in docker-compose.yml docker-compose.simulated.yml; do
-    "${python}" deploy/compose_config.py portable "${file}" "${workdir}/${file}" \
-        "${workdir}/${file}.resets"
-done
-"${compose_cmd[@]}" --project-directory . --env-file "${env_file}" \
-    -f "${workdir}/docker-compose.yml" -f "${workdir}/docker-compose.simulated.yml" \
-    config >"${workdir}/resolved.yml"
-"${python}" deploy/compose_config.py finish "${workdir}/resolved.yml" "${workdir}/smoke.yml" \
-    --resets "${workdir}/docker-compose.yml.resets" "${workdir}/docker-compose.simulated.yml.resets" \
-    --no-gpus "${finish_options[@]}"
+smoke_resolve single docker-compose.yml docker-compose.simulated.yml
 
 compose=("${compose_cmd[@]}" --project-name "${project}" --project-directory .
-    -f "${workdir}/smoke.yml")
+    -f "${workdir}/single/project.yml")
 services=(db gpu web reconciler)
 
 cleanup() {
     local rc=$?
     if ((rc != 0)); then
         echo "smoke: failed (exit ${rc}); state and logs follow" >&2
-        "${compose[@]}" ps || true
-        "${compose[@]}" logs --no-color --timestamps --tail=400 || true
+        smoke_logs "${compose[@]}"
     fi
     "${compose[@]}" down --volumes --remove-orphans --timeout 30 || true
     rm -rf "${workdir}"
@@ -108,33 +51,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Compose v1 has no `up --wait`: poll each container's healthcheck instead.
-wait_healthy() {
-    local started=${SECONDS}
-    local deadline=$((SECONDS + ${CARRIL_SMOKE_UP_TIMEOUT:-600}))
-    local service id status pending
-    while true; do
-        pending=()
-        for service in "${services[@]}"; do
-            id="$("${compose[@]}" ps -q "${service}" 2>/dev/null || true)"
-            status="$(docker inspect -f '{{if .State.Health}}{{.State.Health.Status}}{{else}}no healthcheck{{end}}' "${id:-none}" 2>/dev/null || echo "not created")"
-            [[ "${status}" == healthy ]] || pending+=("${service}: ${status}")
-        done
-        if ((${#pending[@]} == 0)); then
-            echo "smoke: ${services[*]} healthy after $((SECONDS - started)) s"
-            return 0
-        fi
-        if ((SECONDS > deadline)); then
-            echo "smoke: not healthy in time: ${pending[*]}" >&2
-            return 1
-        fi
-        sleep 3
-    done
-}
-
 echo "smoke: starting project ${project} on 127.0.0.1:${port} with ${compose_cmd[*]}"
 "${compose[@]}" up --detach --no-build
-wait_healthy
+wait_healthy "${services[@]}"
 
 # Both images run as their own non-root user, the one that owns the shared storage.
 for service in web gpu; do
@@ -187,5 +106,5 @@ for service in web gpu; do
 done
 
 # Healthy still, after all that (the healthchecks themselves are what is checked here).
-wait_healthy
+wait_healthy "${services[@]}"
 echo "smoke: passed"

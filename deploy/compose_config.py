@@ -2,20 +2,27 @@
 
 Used by deploy/compose-smoke.sh, in two steps around `docker compose config`:
 
-    python3 deploy/compose_config.py portable IN OUT RESETS   # before `config`, per file
+    python3 deploy/compose_config.py portable IN OUT RESETS [--earlier COPY...]
+        # before `config`, per file, in the order of the `-f` options
     python3 deploy/compose_config.py finish RESOLVED OUT --resets RESETS... [--no-gpus]
-        [--image SERVICE=IMAGE ...]
+        [--image SERVICE=IMAGE ...] [--local-volume NAME[=EXISTING] ...]
 
 `portable` writes a copy of a Compose file without what only v2 understands: the
 top-level `name` (the smoke test names its project with `--project-name`) and keys tagged
 `!reset`, whose paths it records in RESETS (JSON) so that `finish` removes them from the
 resolved configuration, which is what `!reset` means; a secret taken from an environment
-variable becomes a file secret beside OUT. `finish` applies those removals
+variable becomes a file secret beside OUT. With `--earlier` (the portable copies of the
+files before this one) the `!reset` keys also leave those copies, so that Compose v1 does
+not refuse the merge before `finish` runs (`network_mode: host` beside the `networks` an
+earlier file gave). `finish` applies those removals
 and, with `--no-gpus`, drops every NVIDIA device reservation and `runtime: nvidia` (a
 machine without the NVIDIA runtime refuses to start such a container); `--image` swaps a
 service's image (stand-in images on a machine without a registry); `--drop-ulimit` removes
 a ulimit that the engine may not raise (memlock inside a container without
-CAP_SYS_RESOURCE). Needs PyYAML.
+CAP_SYS_RESOURCE); `--local-volume` makes a volume a plain local one on this machine (the
+cluster's NFS share, for deploy/compose-cluster-smoke.sh), or with `=EXISTING` the
+existing volume of that name (another project's, so that several projects share it).
+Needs PyYAML.
 """
 
 from __future__ import annotations
@@ -89,6 +96,19 @@ def portable(
     return data, resets
 
 
+def reset_in(data: dict[str, Any], resets: list[list[str]]) -> list[str]:
+    """Removes the keys a later file resets from an earlier file's copy; returns them."""
+    removed = []
+    for path in resets:
+        node: Any = data
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict) and path[-1] in node:
+            del node[path[-1]]
+            removed.append(".".join(path))
+    return removed
+
+
 def secrets_from_files(data: dict[str, Any], *, folder: Path) -> None:
     """A secret read from an environment variable (`environment:`, Compose v2 only)
     becomes a file secret holding that variable's value, written 0600 into `folder`
@@ -150,6 +170,18 @@ def without_gpus(data: dict[str, Any]) -> list[str]:
     return dropped
 
 
+def local_volume(data: dict[str, Any], name: str, *, existing: str | None) -> str:
+    """Volume `name` as a plain local volume, or the existing volume `existing`."""
+    volumes = data.get("volumes") or {}
+    if name not in volumes:
+        raise SystemExit(f"compose_config: no volume {name!r} to make local")
+    if existing:
+        volumes[name] = {"external": True, "name": existing}
+        return f"volume {name}: the existing volume {existing}"
+    volumes[name] = {k: v for k, v in (volumes[name] or {}).items() if k in ("name", "labels")}
+    return f"volume {name}: local"
+
+
 def finish(
     data: dict[str, Any],
     *,
@@ -157,6 +189,7 @@ def finish(
     no_gpus: bool,
     images: dict[str, str],
     drop_ulimits: tuple[str, ...] = (),
+    local_volumes: dict[str, str | None] | None = None,
 ) -> list[str]:
     notes = []
     for path in resets:
@@ -176,6 +209,8 @@ def finish(
                 notes.append(f"{name}: ulimit {ulimit} left to the engine")
         if "ulimits" in service and not ulimits:
             del service["ulimits"]
+    for name, existing in (local_volumes or {}).items():
+        notes.append(local_volume(data, name, existing=existing))
     return notes
 
 
@@ -186,6 +221,13 @@ def main(argv: list[str] | None = None) -> int:
     one.add_argument("source", type=Path)
     one.add_argument("out", type=Path)
     one.add_argument("resets", type=Path, help="where to write the paths of `!reset` keys")
+    one.add_argument(
+        "--earlier",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="portable copies of the files before this one: its `!reset` keys leave them too",
+    )
     two = commands.add_parser("finish", help="rewrite the resolved configuration")
     two.add_argument("resolved", type=Path)
     two.add_argument("out", type=Path)
@@ -193,16 +235,26 @@ def main(argv: list[str] | None = None) -> int:
     two.add_argument("--no-gpus", action="store_true")
     two.add_argument("--image", action="append", default=[], metavar="SERVICE=IMAGE")
     two.add_argument("--drop-ulimit", action="append", default=[], metavar="NAME")
+    two.add_argument("--local-volume", action="append", default=[], metavar="NAME[=EXISTING]")
     args = parser.parse_args(argv)
 
     if args.command == "portable":
         data, resets = portable(load(args.source), secrets_dir=args.out.parent)
         dump(data, args.out)
         args.resets.write_text(json.dumps(resets))
+        for earlier in args.earlier:
+            copy = load(earlier)
+            for key in reset_in(copy, resets):
+                print(f"compose_config: {earlier.name}: reset {key}", file=sys.stderr)
+            dump(copy, earlier)
         return 0
 
     resets = [path for file in args.resets for path in json.loads(file.read_text())]
     images = dict(item.split("=", 1) for item in args.image)
+    local_volumes = {
+        name: existing or None
+        for name, _, existing in (item.partition("=") for item in args.local_volume)
+    }
     data = load(args.resolved)
     notes = finish(
         data,
@@ -210,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         no_gpus=args.no_gpus,
         images=images,
         drop_ulimits=tuple(args.drop_ulimit),
+        local_volumes=local_volumes,
     )
     for note in notes:
         print(f"compose_config: {note}", file=sys.stderr)

@@ -8,6 +8,13 @@ the Compose node service and docs/scale-out.md all build nodes from here.
 
 The environment keeps Ray on loopback when asked to (one-machine clusters), silent (no
 usage stats) and offline (no runtime_env downloads are ever requested by Carril).
+
+Settings of a node started by `node_exec` (Compose's `ray-head` and `ray-node`):
+CARRIL_RAY_NODE_IP, the address the node advertises (Ray's default: the machine's
+network address; a loopback address keeps a one-machine cluster on 127.0.0.1), and
+CARRIL_RAY_NODE_PORTS, the first of a block of `NODE_PORT_BLOCK` ports the node's
+processes use (Ray's default: random ports and one worker range shared by every node of a
+machine, which collide when several nodes share a host's network).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ HOST_LABEL = "carril-host"
 GPU_MIB_LABEL = "carril-gpu-mib"
 NAMESPACE = "carril"
 OBJECT_STORE_BYTES = 80 * 1024 * 1024  # Carril passes small messages, never tensors
+NODE_PORT_BLOCK = 100  # ports per node under CARRIL_RAY_NODE_PORTS; workers take the last 90
 
 
 @dataclass(frozen=True)
@@ -58,8 +66,19 @@ class NodeDeclaration:
             "object_store_memory": self.object_store_bytes,
         }
 
-    def start_argv(self, *, ray: str, address: str | None, port: int | None = None) -> list[str]:
-        """`ray start ... --block` for this node: the head when `address` is None."""
+    def start_argv(
+        self,
+        *,
+        ray: str,
+        address: str | None,
+        port: int | None = None,
+        node_ip: str | None = None,
+        ports_from: int | None = None,
+    ) -> list[str]:
+        """`ray start ... --block` for this node: the head when `address` is None.
+
+        `node_ip`: the address the node advertises; `ports_from`: the first port of the
+        node's block (`node_port_args`)."""
         argv = [ray, "start", "--block", "--disable-usage-stats"]
         if address is None:
             argv += ["--head", "--include-dashboard=false"]
@@ -67,6 +86,10 @@ class NodeDeclaration:
                 argv += [f"--port={port}"]
         else:
             argv += [f"--address={address}"]
+        if node_ip:
+            argv += [f"--node-ip-address={node_ip}"]
+        if ports_from is not None:
+            argv += node_port_args(ports_from)
         argv += [
             f"--num-cpus={self.num_cpus}",
             f"--num-gpus={self.num_gpus}",
@@ -75,6 +98,32 @@ class NodeDeclaration:
             "--labels=" + ",".join(f"{k}={v}" for k, v in self.labels.items()),
         ]
         return argv
+
+
+def node_port_args(first: int) -> list[str]:
+    """`ray start` options that put every port of one node in [first, first + 100).
+
+    Ray otherwise picks its node's ports at random and gives every node of a machine the
+    same worker range (10002-19999), handed out from its start: two nodes sharing a
+    host's network (Compose's `network_mode: host`) would give their first workers the
+    same port. Fixed ports are also what a firewall between hosts can allow.
+    """
+    if not 1024 <= first <= 65536 - NODE_PORT_BLOCK:
+        raise ValueError(f"CARRIL_RAY_NODE_PORTS: {first} leaves no block of {NODE_PORT_BLOCK}")
+    return [
+        f"--node-manager-port={first}",
+        f"--object-manager-port={first + 1}",
+        f"--metrics-export-port={first + 2}",
+        f"--dashboard-agent-listen-port={first + 3}",
+        f"--dashboard-agent-grpc-port={first + 4}",
+        f"--runtime-env-agent-port={first + 5}",
+        f"--min-worker-port={first + 10}",
+        f"--max-worker-port={first + NODE_PORT_BLOCK - 1}",
+    ]
+
+
+def is_loopback(address: str | None) -> bool:
+    return address in ("127.0.0.1", "localhost")
 
 
 def head_declaration(*, host: str = "head") -> NodeDeclaration:
@@ -171,7 +220,8 @@ class LocalCluster:
 def node_exec(*, address: str | None, host: str, num_cpus: int) -> None:
     """Replace this process with `ray start --block` for this host's node (Compose's
     `ray-node` and `ray-head` services). GPUs come from the GPU service's runtime: NVML
-    on a real host, CARRIL_SIMULATED_GPUS under the simulated runtime."""
+    on a real host, CARRIL_SIMULATED_GPUS under the simulated runtime. CARRIL_RAY_PORT
+    (the head's GCS), CARRIL_RAY_NODE_IP and CARRIL_RAY_NODE_PORTS (module docstring)."""
     import os
     import shutil
 
@@ -187,9 +237,86 @@ def node_exec(*, address: str | None, host: str, num_cpus: int) -> None:
         )
     ray = shutil.which("ray") or "ray"
     port = int(os.environ.get("CARRIL_RAY_PORT", "6379"))
-    argv = declaration.start_argv(ray=ray, address=address, port=port)
-    os.environ.update(ray_environment(loopback=False))
+    node_ip = os.environ.get("CARRIL_RAY_NODE_IP") or None
+    ports_from = os.environ.get("CARRIL_RAY_NODE_PORTS") or None
+    argv = declaration.start_argv(
+        ray=ray,
+        address=address,
+        port=port,
+        node_ip=node_ip,
+        ports_from=int(ports_from) if ports_from else None,
+    )
+    if address is not None and is_loopback(node_ip):
+        start_on_loopback(argv, node_ip=str(node_ip))
+        return
+    os.environ.update(ray_environment(loopback=is_loopback(node_ip)))
     os.execv(ray, argv)  # noqa: S606 - the node is this process from here on
+
+
+def start_on_loopback(argv: list[str], *, node_ip: str) -> None:
+    """`ray start` (argv) for a node that joins a head on 127.0.0.1, run in this process.
+
+    Ray's CLI cannot do it alone: with RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 (what keeps
+    Ray's own "my address" lookups on loopback) it refuses to start any node but a head,
+    and without it, it rewrites 127.0.0.1 in `--node-ip-address` and `--address` into the
+    machine's network address. So the CLI runs here with the switch on for its refusal
+    and its lookup of this machine's address answering `node_ip`, and the processes it
+    starts (raylet, workers) inherit the switch off. Ray 2.60's private names: the
+    Compose cluster smoke test and tests/gpu_service/executors/test_local_cluster.py
+    check that a node still joins on loopback.
+    """
+    import os
+    import sys
+
+    import ray._private.ray_constants as ray_constants
+    import ray._private.services as services
+    from ray.scripts.scripts import main as ray_cli
+
+    def node_ip_address(address: str | None = None) -> str:
+        return node_ip
+
+    ray_constants.ENABLE_RAY_CLUSTER = True
+    services.get_node_ip_address = node_ip_address
+    os.environ.update(ray_environment(loopback=True))
+    sys.argv = argv
+    ray_cli()
+
+
+def nodes_print(address: str) -> int:
+    """`python -m gpu_service.cluster nodes HEAD:PORT`: the cluster's alive nodes as a
+    driver sees them (what the GPU service would), one JSON list on stdout: each node's
+    host label, address, GPUs and memory per GPU. Run where a driver may run (on a
+    machine with a Ray node; in Compose, in the `gpu` container)."""
+    import json
+    import logging
+    import os
+    from urllib.parse import urlsplit
+
+    os.environ.update(ray_environment(loopback=is_loopback(urlsplit(f"//{address}").hostname)))
+    import ray
+
+    ray.init(
+        address=address,
+        namespace=NAMESPACE,
+        log_to_driver=False,
+        logging_level=logging.WARNING,
+        configure_logging=False,
+    )
+    try:
+        nodes = [
+            {
+                "host": node.get("Labels", {}).get(HOST_LABEL),
+                "address": node.get("NodeManagerAddress"),
+                "gpus": int(node.get("Resources", {}).get("GPU", 0)),
+                "gpu_mib": int(node.get("Labels", {}).get(GPU_MIB_LABEL, 0)),
+            }
+            for node in ray.nodes()
+            if node.get("Alive")
+        ]
+    finally:
+        ray.shutdown()
+    print(json.dumps(sorted(nodes, key=lambda n: str(n["host"]))), flush=True)
+    return 0
 
 
 def main() -> int:
@@ -226,18 +353,26 @@ def main() -> int:
 
 
 def cli(argv: list[str]) -> int:
-    """`python -m gpu_service.cluster` (a local cluster), `... head` or `... node ADDRESS`."""
+    """`python -m gpu_service.cluster` (a local cluster), `... head`, `... node ADDRESS`
+    or `... nodes ADDRESS`."""
     import os
     import socket
 
     host = os.environ.get("CARRIL_NODE_NAME") or socket.gethostname()
     cpus = int(os.environ.get("CARRIL_NODE_CPUS", "4"))
+    # node_exec returns only where `ray start` ran in this process and ended.
     if argv[:1] == ["head"]:
         node_exec(address=None, host=host, num_cpus=1)
+        return 0
     if argv[:1] == ["node"] and len(argv) == 2:
         node_exec(address=argv[1], host=host, num_cpus=cpus)
+        return 0
+    if argv[:1] == ["nodes"] and len(argv) == 2:
+        return nodes_print(argv[1])
     if argv:
-        raise SystemExit("usage: python -m gpu_service.cluster [head | node HEAD:PORT]")
+        raise SystemExit(
+            "usage: python -m gpu_service.cluster [head | node HEAD:PORT | nodes HEAD:PORT]"
+        )
     return main()
 
 

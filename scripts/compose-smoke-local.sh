@@ -2,8 +2,10 @@
 # `make compose-smoke`: builds both images and runs the Compose smoke test
 # (deploy/compose-smoke.sh) on a Debian bookworm machine that reaches Debian's packages and
 # a Python package index but no container registry (this project's CI machines).
+# `make compose-cluster-smoke` runs the cluster's (deploy/compose-cluster-smoke.sh) instead.
 #
 #   make compose-smoke                     # or: bash scripts/compose-smoke-local.sh
+#   make compose-cluster-smoke             # or: bash scripts/compose-smoke-local.sh cluster
 #
 # 1. Installs docker.io, docker-compose and debootstrap from Debian if missing.
 # 2. Starts dockerd if none answers, and stops it at the end if it started it.
@@ -14,7 +16,8 @@
 #    build stage gets its packages from a wheel directory that the host's own pip fills
 #    (with the host's settings: `pip config list`), served on 127.0.0.1 for the build only.
 # 5. Checks the images (web without torch, GPU with the CUDA build of torch, no build
-#    settings left in either) and runs deploy/compose-smoke.sh against them.
+#    settings left in either) and runs deploy/compose-smoke.sh (or, with `cluster`,
+#    deploy/compose-cluster-smoke.sh) against them.
 #
 # What it keeps between runs, so that a second run only rebuilds what changed: the base
 # images and build cache in Docker's data root, the wheels in $CARRIL_SMOKE_CACHE.
@@ -25,6 +28,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+case "${1:-single}" in
+single) smoke_script=deploy/compose-smoke.sh ;;
+cluster) smoke_script=deploy/compose-cluster-smoke.sh ;;
+*)
+    echo "usage: bash scripts/compose-smoke-local.sh [single | cluster]" >&2
+    exit 2
+    ;;
+esac
 cache="${CARRIL_SMOKE_CACHE:-/var/cache/carril-compose-smoke}"
 wheel_port="${CARRIL_SMOKE_WHEEL_PORT:-18766}"
 tag="${CARRIL_IMAGE_TAG:-local}"
@@ -237,10 +248,10 @@ fi
 smoke_python=python3
 python3 -c "import yaml" 2>/dev/null || smoke_python="${host_python}"
 web_port="$("${host_python}" -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")"
-step "Compose smoke test"
+step "Compose smoke test (${smoke_script})"
 CARRIL_IMAGE_TAG="${tag}" \
     CARRIL_WEB_PORT="${web_port}" \
     CARRIL_SMOKE_IMAGES="db=${postgres_image}" \
     CARRIL_SMOKE_PYTHON="${smoke_python}" \
-    bash deploy/compose-smoke.sh
+    bash "${smoke_script}"
 step "passed"

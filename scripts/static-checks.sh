@@ -37,11 +37,11 @@ mapfile -t example_workflows < <(files 'examples/*.yml')
 mapfile -t shell_scripts < <(files '*.sh' '.ci/run')
 mapfile -t dockerfiles < <(files 'Dockerfile*' '*.Dockerfile')
 
-# The override uses Compose's `!reset` tag, which a plain YAML loader refuses; read it with
-# one that knows the tag, then validate what Compose would read.
+# The overrides use Compose's `!reset` tag, which a plain YAML loader refuses; read them with
+# one that knows the tag, then validate what Compose would read (a reset key is absent).
 compose_override_as_json() {
-    local out="$1"
-    "${VENV}/bin/python" - docker-compose.simulated.yml "$out" <<'PY'
+    local file="$1" out="$2"
+    "${VENV}/bin/python" - "${file}" "$out" <<'PY'
 import json
 import sys
 
@@ -52,8 +52,12 @@ class ComposeLoader(yaml.SafeLoader):
     pass
 
 
+class Reset:
+    pass
+
+
 def _tagged(loader, node):
-    # `!reset` / `!override` replace the base value; for the schema the value is what counts.
+    # `!override` replaces the base value; for the schema the value is what counts.
     if isinstance(node, yaml.MappingNode):
         return loader.construct_mapping(node, deep=True)
     if isinstance(node, yaml.SequenceNode):
@@ -61,21 +65,29 @@ def _tagged(loader, node):
     return loader.construct_scalar(node)
 
 
-ComposeLoader.add_constructor("!reset", _tagged)
+def without_resets(node):
+    if isinstance(node, dict):
+        return {k: without_resets(v) for k, v in node.items() if not isinstance(v, Reset)}
+    if isinstance(node, list):
+        return [without_resets(v) for v in node]
+    return node
+
+
+ComposeLoader.add_constructor("!reset", lambda loader, node: Reset())
 ComposeLoader.add_constructor("!override", _tagged)
 with open(sys.argv[1]) as fh:
     data = yaml.load(fh, Loader=ComposeLoader)  # noqa: S506 - SafeLoader subclass
 with open(sys.argv[2], "w") as fh:
-    json.dump(data, fh)
+    json.dump(without_resets(data), fh)
 PY
 }
 
 check_compose_override() {
-    local tmp
+    local file="$1" tmp
     tmp="$(mktemp -d)"
-    compose_override_as_json "${tmp}/docker-compose.simulated.json" &&
+    compose_override_as_json "${file}" "${tmp}/${file%.yml}.json" &&
         "${VENV}/bin/check-jsonschema" --builtin-schema vendor.compose-spec \
-            "${tmp}/docker-compose.simulated.json"
+            "${tmp}/${file%.yml}.json"
     local rc=$?
     rm -rf "${tmp}"
     return "${rc}"
@@ -93,31 +105,45 @@ check_compose_config() {
     sed 's/=changethis$/=static-check-only/' .env.example >"${env_file}"
     docker compose --env-file "${env_file}" -f docker-compose.yml config -q &&
         docker compose --env-file "${env_file}" -f docker-compose.yml \
-            -f docker-compose.simulated.yml config -q
+            -f docker-compose.simulated.yml config -q &&
+        docker compose --env-file "${env_file}" -f docker-compose.yml \
+            -f docker-compose.cluster.yml config -q
     local rc=$?
     rm -f "${env_file}"
     return "${rc}"
 }
 
-# Compose v1.29 (Debian's docker-compose) reads the project only as deploy/compose-smoke.sh
-# rewrites it (deploy/compose_config.py); check that it does.
+# Compose v1.29 (Debian's docker-compose) reads the projects only as the smoke tests
+# rewrite them (deploy/compose_config.py); check that it does, for one machine and for the
+# cluster (deploy/compose-smoke.sh, deploy/compose-cluster-smoke.sh).
 check_compose_v1_config() {
     if ! command -v docker-compose >/dev/null; then
         echo "skipped: docker-compose (v1) is not installed"
         return 0
     fi
-    local tmp file
+    local tmp rc=0
     tmp="$(mktemp -d)"
     sed 's/=changethis$/=static-check-only/' .env.example >"${tmp}/env"
-    for file in docker-compose.yml docker-compose.simulated.yml; do
-        "${VENV}/bin/python" deploy/compose_config.py portable "${file}" "${tmp}/${file}" \
-            "${tmp}/${file}.resets" || break
-    done
-    docker-compose --project-directory . --env-file "${tmp}/env" \
-        -f "${tmp}/docker-compose.yml" -f "${tmp}/docker-compose.simulated.yml" config -q
-    local rc=$?
+    compose_v1_config "${tmp}" docker-compose.yml docker-compose.simulated.yml || rc=1
+    compose_v1_config "${tmp}" docker-compose.yml docker-compose.simulated.yml \
+        docker-compose.cluster.yml || rc=1
     rm -rf "${tmp}"
     return "${rc}"
+}
+
+compose_v1_config() {
+    local tmp="$1" file
+    shift
+    local copies=() config_files=()
+    rm -f "${tmp}"/*.yml
+    for file in "$@"; do
+        "${VENV}/bin/python" deploy/compose_config.py portable "${file}" "${tmp}/${file}" \
+            "${tmp}/${file}.resets" --earlier "${copies[@]}" || return 1
+        copies+=("${tmp}/${file}")
+        config_files+=(-f "${tmp}/${file}")
+    done
+    echo "${*}: read by docker-compose $(docker-compose version --short)"
+    docker-compose --project-directory . --env-file "${tmp}/env" "${config_files[@]}" config -q
 }
 
 run "workflows match the GitHub workflow schema" \
@@ -128,7 +154,10 @@ run "zizmor finds nothing in the workflows" \
     "${example_workflows[@]}"
 run "docker-compose.yml matches the Compose specification" \
     "${VENV}/bin/check-jsonschema" --builtin-schema vendor.compose-spec docker-compose.yml
-run "docker-compose.simulated.yml matches the Compose specification" check_compose_override
+run "docker-compose.simulated.yml matches the Compose specification" \
+    check_compose_override docker-compose.simulated.yml
+run "docker-compose.cluster.yml matches the Compose specification" \
+    check_compose_override docker-compose.cluster.yml
 run "docker compose config accepts the project" check_compose_config
 run "docker-compose (v1) config accepts the project as the smoke test rewrites it" \
     check_compose_v1_config

@@ -1,5 +1,6 @@
 """The GitHub workflow: least privilege, actions pinned by commit, and the jobs the issue
-asks for (lint, tests on PostgreSQL, both images, the Compose smoke test)."""
+asks for (lint, tests on PostgreSQL, both images, the Compose smoke test); and the
+smoke scripts that `.ci/run` runs (one machine, the Ray cluster)."""
 
 from __future__ import annotations
 
@@ -77,14 +78,41 @@ def test_the_compose_job_builds_both_images_then_runs_the_smoke_test():
 def test_the_smoke_script_uses_the_simulated_override_and_always_tears_down():
     script = (ROOT / "deploy" / "compose-smoke.sh").read_text()
     # Both files, made readable by Compose v1 too, resolved, then rewritten without GPUs.
-    assert "for file in docker-compose.yml docker-compose.simulated.yml; do" in script
-    assert "compose_config.py portable" in script
-    assert "compose_config.py finish" in script
-    assert "--no-gpus" in script
+    assert "smoke_resolve single docker-compose.yml docker-compose.simulated.yml" in script
+    lib = (ROOT / "deploy" / "compose-smoke-lib.sh").read_text()
+    assert "compose_config.py portable" in lib
+    assert '--earlier "${copies[@]}"' in lib
+    assert "compose_config.py finish" in lib
+    assert "finish_options=(--no-gpus)" in lib
     assert "trap cleanup EXIT" in script
     cleanup = script.split("cleanup() {", 1)[1].split("\n}", 1)[0]
     assert "down --volumes" in cleanup
     assert "python3 deploy/smoke_test.py" in script
+
+
+def test_the_cluster_smoke_script_runs_the_head_and_each_gpu_host_as_projects_of_their_own():
+    script = (ROOT / "deploy" / "compose-cluster-smoke.sh").read_text()
+    assert "source deploy/compose-smoke-lib.sh" in script
+    assert (
+        "files=(docker-compose.yml docker-compose.simulated.yml docker-compose.cluster.yml)"
+        in script
+    )
+    # One shared storage: the head's local volume, the nodes' as that existing volume.
+    assert "--local-volume carril-storage" in script
+    assert '"carril-storage=${project}_carril-storage"' in script
+    # On loopback, off Ray's default port (a Redis has it on these machines), a port
+    # block per node.
+    assert '"CARRIL_RAY_NODE_IP=127.0.0.1"' in script
+    assert 'ray_port="${CARRIL_SMOKE_RAY_PORT:-26379}"' in script
+    assert 'CARRIL_RAY_NODE_PORTS="$((node_ports + 100 * block))"' in script
+    # The documented way a host leaves, under a running job; then all of it goes.
+    assert "--profile node stop ray-node" in script
+    assert "--node-address 127.0.0.1" in script
+    assert "trap cleanup EXIT" in script
+    cleanup = script.split("cleanup() {", 1)[1].split("\n}", 1)[0]
+    assert 'node_compose "${host}" down --volumes' in cleanup
+    assert '"${compose[@]}" down --volumes' in cleanup
+    assert cleanup.index("node_compose") < cleanup.index('"${compose[@]}" down')
 
 
 def test_the_smoke_script_restarts_the_gpu_container_during_the_training():
@@ -103,13 +131,17 @@ def test_the_smoke_script_needs_nothing_that_only_compose_v2_has():
     assert "docker-compose" in script
 
 
-def test_the_ci_script_runs_the_compose_smoke_test_after_the_tests():
+def test_the_ci_script_runs_the_compose_smoke_tests_after_the_tests():
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "make compose-smoke" in ci
-    assert ci.index("make test") < ci.index("make compose-smoke")
+    commands = [line for line in ci.splitlines() if line and not line.startswith("#")]
+    assert commands.index("make test") < commands.index("make compose-smoke")
+    # Right after it, with the images it built in the cache.
+    assert commands[commands.index("make compose-smoke") + 1] == "make compose-cluster-smoke"
     makefile = (ROOT / "Makefile").read_text()
     target = makefile.split("\ncompose-smoke:", 1)[1].split("\n\n", 1)[0]
-    assert "bash scripts/compose-smoke-local.sh" in target
+    assert "bash scripts/compose-smoke-local.sh\n" in target + "\n"
+    target = makefile.split("\ncompose-cluster-smoke:", 1)[1].split("\n\n", 1)[0]
+    assert "bash scripts/compose-smoke-local.sh cluster" in target
 
 
 def test_the_local_smoke_test_builds_the_dockerfiles_with_only_build_arguments_added():
@@ -120,4 +152,6 @@ def test_the_local_smoke_test_builds_the_dockerfiles_with_only_build_arguments_a
     assert '--build-arg PYTHON_IMAGE="${python_image}"' in script
     assert "--build-arg PIP_NO_INDEX=1" in script
     assert "127.0.0.1:${wheel_port}" in script
-    assert "bash deploy/compose-smoke.sh" in script
+    assert "cluster) smoke_script=deploy/compose-cluster-smoke.sh ;;" in script
+    assert "single) smoke_script=deploy/compose-smoke.sh ;;" in script
+    assert 'bash "${smoke_script}"' in script

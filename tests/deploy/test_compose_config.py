@@ -102,3 +102,51 @@ def test_a_secret_from_the_environment_becomes_a_private_file_secret_compose_v1_
     path = Path(portable["secrets"]["carril_metrics_token"]["file"])
     assert path.read_text() == "scrape-token-for-the-test"
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_later_files_reset_keys_also_leave_the_copies_of_the_files_before_it(tmp_path):
+    # Compose v1 refuses `network_mode: host` beside the base file's `networks` while it
+    # merges, before `finish` could drop them: the reset has to reach the base's copy.
+    copies = []
+    for name in (
+        "docker-compose.yml",
+        "docker-compose.simulated.yml",
+        "docker-compose.cluster.yml",
+    ):
+        out = tmp_path / name
+        compose_config.main(
+            ["portable", str(ROOT / name), str(out), str(tmp_path / f"{name}.resets"), "--earlier"]
+            + [str(c) for c in copies]
+        )
+        copies.append(out)
+
+    base = yaml.safe_load(copies[0].read_text())["services"]
+    assert "networks" not in base["gpu"]
+    assert "deploy" not in base["gpu"]
+    assert base["web"]["networks"] == ["backend", "frontend"]  # only the reset keys go
+    cluster = yaml.safe_load(copies[2].read_text())["services"]
+    assert cluster["gpu"]["network_mode"] == "host"
+    assert "networks" not in cluster["gpu"]
+
+
+def test_a_volume_becomes_a_local_one_or_another_projects_existing_volume():
+    nfs = {"driver": "local", "driver_opts": {"type": "nfs", "o": "addr=nfs.invalid,rw"}}
+    data = {"volumes": {"carril-storage": dict(nfs), "carril-db": {}}}
+    compose_config.finish(
+        data, resets=[], no_gpus=False, images={}, local_volumes={"carril-storage": None}
+    )
+    assert data["volumes"] == {"carril-storage": {}, "carril-db": {}}
+
+    data = {"volumes": {"carril-storage": dict(nfs)}}
+    compose_config.finish(
+        data,
+        resets=[],
+        no_gpus=False,
+        images={},
+        local_volumes={"carril-storage": "head_carril-storage"},
+    )
+    assert data["volumes"]["carril-storage"] == {"external": True, "name": "head_carril-storage"}
+    with pytest.raises(SystemExit, match="nowhere"):
+        compose_config.finish(
+            data, resets=[], no_gpus=False, images={}, local_volumes={"nowhere": None}
+        )

@@ -86,3 +86,35 @@ def test_the_detections_check_counts_well_formed_boxes():
 def test_the_detections_check_refuses_an_empty_or_malformed_answer(body):
     with pytest.raises(smoke.SmokeFailed):
         smoke.check_detections(body)
+
+
+def _node(host, address="127.0.0.1", gpus=2):
+    return {"host": host, "address": address, "gpus": gpus, "gpu_mib": 24576 if gpus else 0}
+
+
+HOSTS = {"gpu-a": 2, "gpu-b": 2}
+
+
+def test_the_cluster_check_takes_a_head_and_one_node_per_gpu_host_on_loopback():
+    nodes = [_node("gpu-a"), _node("gpu-b"), _node("head", gpus=0)]
+    smoke.check_ray_nodes(nodes, hosts=HOSTS, address="127.0.0.1")
+
+
+@pytest.mark.parametrize(
+    "nodes",
+    [
+        # the head advertising the machine's network address
+        [_node("gpu-a"), _node("gpu-b"), _node("head", address="192.0.2.2", gpus=0)],
+        # a host missing, or with a GPU short
+        [_node("gpu-a"), _node("head", gpus=0)],
+        [_node("gpu-a"), _node("gpu-b", gpus=1)],
+    ],
+)
+def test_the_cluster_check_refuses_a_node_off_loopback_or_a_host_short(nodes):
+    with pytest.raises(smoke.SmokeFailed):
+        smoke.check_ray_nodes(nodes, hosts=HOSTS, address="127.0.0.1")
+
+
+def test_gpus_are_counted_per_host():
+    gpus = [{"host": "gpu-a", "index": 0}, {"host": "gpu-b", "index": 1}, {"host": "gpu-a"}]
+    assert smoke.hosts_of(gpus) == {"gpu-a": 2, "gpu-b": 1}
