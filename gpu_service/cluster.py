@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 MEMORY_RESOURCE = "carril_gpu_mib"
 HOST_LABEL = "carril-host"
@@ -139,9 +140,36 @@ def ray_environment(*, loopback: bool, base: Mapping[str, str] | None = None) ->
     """
     env = dict(base or {})
     env["RAY_USAGE_STATS_ENABLED"] = "0"
+    # With usage stats off, a head started by `ray start` (not `ray.init`) still sends
+    # one report, that they are off, to usage-stats.ray.io. Sent here, it goes nowhere.
+    env["RAY_USAGE_STATS_REPORT_URL"] = USAGE_REPORT_NOWHERE
     if loopback:
         env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     return env
+
+
+USAGE_REPORT_NOWHERE = "http://127.0.0.1:9/"  # the discard port: nothing listens here
+BOOTSTRAP_CONFIG = "ray_bootstrap_config.yaml"
+
+
+def head_home(root: Path | None = None) -> Path:
+    """A home folder for the Ray head's processes, holding `ray_bootstrap_config.yaml`.
+
+    Ray always starts a dashboard process on the head, even with the dashboard off, and
+    with usage stats off that process still describes the cluster once at start: from
+    `~/ray_bootstrap_config.yaml` when there is one (clusters Ray's launcher made), else
+    by asking the Azure, GCP and AWS metadata addresses (169.254.169.254,
+    metadata.google.internal) which cloud it runs on. This file says "local", so it asks
+    nobody. Set HOME to this folder for the head's processes only.
+    """
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix="carril-ray-head-", dir=root))
+    (home / BOOTSTRAP_CONFIG).write_text(
+        "# Carril's Ray head: read by Ray's dashboard instead of cloud metadata lookups.\n"
+        "provider:\n  type: local\n"
+    )
+    return home
 
 
 # ---- a cluster on this one machine (make run-cluster, the tests) ------------------------
@@ -177,15 +205,26 @@ class LocalCluster:
         self._gpu_mib = parse_simulated_gpus(gpus)
         self._num_cpus = num_cpus
         head = head_declaration()
-        self._cluster = Cluster(
-            initialize_head=True,
-            head_node_args={
-                **head.node_args(),
-                "node_ip_address": LOOPBACK,
-                "include_dashboard": False,
-                "_system_config": LOCAL_SYSTEM_CONFIG,
-            },
-        )
+        # The head's processes inherit this process's environment when they start: they
+        # get head_home() as HOME, and this process keeps its own.
+        home = os.environ.get("HOME")
+        self._head_home = head_home()
+        os.environ["HOME"] = str(self._head_home)
+        try:
+            self._cluster = Cluster(
+                initialize_head=True,
+                head_node_args={
+                    **head.node_args(),
+                    "node_ip_address": LOOPBACK,
+                    "include_dashboard": False,
+                    "_system_config": LOCAL_SYSTEM_CONFIG,
+                },
+            )
+        finally:
+            if home is None:
+                os.environ.pop("HOME", None)
+            else:
+                os.environ["HOME"] = home
         self.nodes: dict[str, object] = {}
         for index in range(nodes):
             self.node_add(host=f"node-{index}")
@@ -209,12 +248,15 @@ class LocalCluster:
         return [node.node_ip_address for node in self._cluster.list_all_nodes()]
 
     def shutdown(self) -> None:
+        import shutil
+
         import ray
 
         if ray.is_initialized():  # a driver in this process would forbid removing the head
             ray.shutdown()
         self._cluster.shutdown()
         self.nodes.clear()
+        shutil.rmtree(self._head_home, ignore_errors=True)
 
 
 def node_exec(*, address: str | None, host: str, num_cpus: int) -> None:
@@ -249,6 +291,8 @@ def node_exec(*, address: str | None, host: str, num_cpus: int) -> None:
     if address is not None and is_loopback(node_ip):
         start_on_loopback(argv, node_ip=str(node_ip))
         return
+    if address is None:
+        os.environ["HOME"] = str(head_home())  # the head asks no cloud which it is
     os.environ.update(ray_environment(loopback=is_loopback(node_ip)))
     os.execv(ray, argv)  # noqa: S606 - the node is this process from here on
 

@@ -64,6 +64,11 @@ def _settings(monkeypatch, tmp_path, **env: str) -> None:
         "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER",
     ):
         monkeypatch.delenv(name, raising=False)  # restored after the test, whatever runs
+    for name in ("HOME", "RAY_USAGE_STATS_REPORT_URL"):  # a head's start sets them here
+        if name in os.environ:
+            monkeypatch.setenv(name, os.environ[name])
+        else:
+            monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CARRIL_STORAGE", str(tmp_path))
     monkeypatch.setenv("CARRIL_GPU_RUNTIME", "simulated")
     monkeypatch.setenv("CARRIL_SIMULATED_GPUS", "2x24GiB")
@@ -163,3 +168,26 @@ def test_rays_cli_run_for_a_loopback_node_sees_loopback_as_this_machines_address
         "refuses other nodes": False,
         "children's switch": "0",
     }
+
+
+def test_a_head_asks_no_cloud_which_it_is_and_sends_its_usage_report_nowhere(monkeypatch, tmp_path):
+    _settings(monkeypatch, tmp_path, CARRIL_RAY_PORT="26379")
+    calls = _exec_caught(monkeypatch)
+    with pytest.raises(Started):
+        cluster.cli(["head"])
+    assert calls, "the head was not started"
+
+    import requests
+    from ray._common.usage import usage_lib
+
+    def no_request(*args, **kwargs):
+        raise AssertionError(f"Ray asked the network: {args}")
+
+    monkeypatch.setattr(requests, "get", no_request)
+    home = os.environ["HOME"]
+    # What Ray's dashboard process does at start, usage stats on or off, with this HOME.
+    described = usage_lib.get_cluster_config_to_report(
+        os.path.join(home, "ray_bootstrap_config.yaml")
+    )
+    assert described.cloud_provider == "local"
+    assert usage_lib._usage_stats_report_url() == "http://127.0.0.1:9/"

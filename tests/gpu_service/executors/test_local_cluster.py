@@ -164,3 +164,21 @@ def test_a_node_started_as_compose_starts_one_joins_on_loopback_within_its_ports
     while any(n["host"] == "compose-node" for n in _nodes_command(ray_cluster.address)):
         assert time.monotonic() < deadline, "the stopped node is still listed"
         time.sleep(1)
+
+
+def test_the_heads_dashboard_process_asks_no_cloud_and_reports_nowhere(ray_cluster):
+    import psutil
+
+    dashboards = [
+        process
+        for process in psutil.Process().children(recursive=True)
+        if any(part.endswith("dashboard/dashboard.py") for part in process.cmdline())
+    ]
+    assert dashboards, "no dashboard process: Ray always starts one on the head"
+    for dashboard in dashboards:
+        env = dashboard.environ()
+        # Its HOME holds the file Ray reads instead of asking cloud metadata addresses.
+        assert (Path(env["HOME"]) / "ray_bootstrap_config.yaml").read_text().count("local")
+        assert env["RAY_USAGE_STATS_REPORT_URL"] == "http://127.0.0.1:9/"
+        assert env["RAY_USAGE_STATS_ENABLED"] == "0"
+    assert os.environ.get("HOME") != dashboards[0].environ()["HOME"]  # ours is unchanged
