@@ -35,7 +35,7 @@ def iou(a: Box, b: Box) -> float:
     return inter / union if union > 0 else 0.0
 
 
-def _match(counted: list[Box], others: list[Box]) -> list[tuple[Box, Box]]:
+def matched_pairs(counted: list[Box], others: list[Box]) -> list[tuple[Box, Box]]:
     """Greedy one-to-one matches of `counted` boxes among `others`: the same class,
     IoU >= PARITY_IOU, the highest IoU and then the closest confidence."""
     free = list(others)
@@ -65,8 +65,8 @@ def compare(
         ref_counted = [b for b in ref if b[1] >= conf]
         exp_counted = [b for b in exp if b[1] >= conf]
         floor = conf - tolerance
-        ref_pairs = _match(ref_counted, [b for b in exp if b[1] >= floor])
-        exp_pairs = _match(exp_counted, [b for b in ref if b[1] >= floor])
+        ref_pairs = matched_pairs(ref_counted, [b for b in exp if b[1] >= floor])
+        exp_pairs = matched_pairs(exp_counted, [b for b in ref if b[1] >= floor])
         boxes_ref += len(ref_counted)
         boxes_exp += len(exp_counted)
         counted += len(ref_counted) + len(exp_counted)

@@ -49,26 +49,30 @@ def test_an_openvino_int8_export_calibrates_on_the_dataset_records_parity_and_se
     assert manifest["parity"]["passed"] is True, manifest["parity"]
 
     # A one-epoch model has no box at the parity confidence (0.25), so the manifest's check
-    # compares nothing here; at 0.001 there are boxes, and the INT8 model finds the .pt
-    # model's within its tolerance (seen: 16 and 20 boxes, all matched, 0.0012 apart).
+    # compares nothing here. At 0.001 it has boxes, and the INT8 model finds each one of the
+    # .pt model's: the same class, IoU >= PARITY_IOU, confidence within its tolerance. The
+    # symmetric fraction is not asserted: at that confidence INT8 also adds a few boxes of
+    # its own (seen: 16 boxes, all found, and 4 more), noise that moves with the versions
+    # of the numeric libraries underneath.
     from ultralytics import YOLO
 
     from gpu_service.workloads import weights
-    from gpu_service.workloads.export.run import check_parity
+    from gpu_service.workloads.export import parity
 
-    val = sorted((shapes_dataset / "images" / "val").iterdir())
-    low = check_parity(
-        reference=YOLO(str(weights.verified_path(fingerprint=source, storage=storage))),
-        exported=YOLO(str(storage / manifest["artifact"]), task="detect"),
-        images=val,
-        imgsz=64,
-        device="cpu",
-        conf=0.001,
-        tolerance=PARITY_INT8_CONF_TOLERANCE,
-    )
-    assert low["boxes_reference"] >= 3, low
-    assert low["matched_fraction"] >= 0.9, low
-    assert low["max_conf_diff"] <= PARITY_INT8_CONF_TOLERANCE, low
+    reference = YOLO(str(weights.verified_path(fingerprint=source, storage=storage)))
+    exported = YOLO(str(storage / manifest["artifact"]), task="detect")
+    options = {"imgsz": 64, "conf": 0.001, "device": "cpu", "verbose": False, "save": False}
+    boxes = found = 0
+    worst = 0.0
+    for image in sorted((shapes_dataset / "images" / "val").iterdir()):
+        ref = parity.boxes_of(reference.predict(source=str(image), **options)[0])
+        exp = parity.boxes_of(exported.predict(source=str(image), **options)[0])
+        pairs = parity.matched_pairs(ref, exp)
+        boxes, found = boxes + len(ref), found + len(pairs)
+        worst = max([worst, *(abs(a[1] - b[1]) for a, b in pairs)])
+    assert boxes >= 3
+    assert found == boxes, f"the INT8 model found {found} of the .pt model's {boxes} boxes"
+    assert worst <= PARITY_INT8_CONF_TOLERANCE
 
     images = sorted(
         p.relative_to(storage).as_posix() for p in (shapes_dataset / "images" / "val").iterdir()
