@@ -27,7 +27,7 @@ def tile_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dataset = make_tiles_dataset(root / "tiles")
     YOLO("yolov8n.yaml").train(
         data=str(dataset / "data.yaml"),
-        epochs=15,
+        epochs=30,
         imgsz=64,
         batch=16,
         workers=0,
