@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 
 from datasets.layout import IMAGE_SUFFIXES
-from datasets.models import Dataset
+from datasets.models import Dataset, DatasetState
 
 SPLITS = ("train", "val", "test")
 
@@ -48,9 +48,15 @@ def dataset_image_path(*, dataset: Dataset, split: str, name: str) -> Path:
 def dataset_samples(
     *, dataset: Dataset, split: str = "train", limit: int = 12
 ) -> list[dict[str, Any]]:
-    """The first images of a split with their boxes, for drawing in the browser."""
+    """The first images of a split with their boxes, for drawing in the browser.
+
+    Only a `ready` dataset has samples. While it validates, its files are moved into
+    place a moment before its row says `ready` and lists its classes (ADR 0025): a page
+    read in between would find labels whose classes the row does not name yet."""
     if split not in SPLITS:
         raise NotFound()
+    if dataset.state != DatasetState.READY:
+        return []
     folder = dataset.path / "images" / split
     if not folder.is_dir():
         return []

@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from datasets.models import Dataset, DatasetState
 from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
@@ -137,6 +138,16 @@ def test_a_dataset_page_shows_the_report_and_samples_with_boxes(
     counts = sorted(len(json.loads(b.replace("&quot;", '"'))["boxes"]) for b in boxes)
     assert counts == [1, 2]
     assert 'data-testid="dataset-images">2<' in html
+
+
+def test_a_dataset_page_read_while_its_files_move_into_place_shows_no_samples_yet(
+    owner_client: Client, dataset
+) -> None:
+    # The files are in place; the row does not say `ready` nor name the classes yet.
+    Dataset.objects.filter(id=dataset.id).update(state=DatasetState.VALIDATING, classes=[])
+    response = owner_client.get(reverse("ui:dataset_detail", kwargs={"dataset_id": dataset.id}))
+    assert response.status_code == 200
+    assert 'data-testid="sample-image"' not in response.content.decode()
 
 
 def test_a_dataset_image_is_served_to_its_owner_only(
