@@ -168,13 +168,18 @@ pip_download() {
         return 1
     fi
 }
-stamp="$(cat requirements/web.txt requirements/gpu.txt | sha256sum | cut -d' ' -f1)"
+# What the wheels were fetched for: the requirements and this fetch step itself.
+stamp="$(cat requirements/web.txt requirements/gpu.txt "$0" | sha256sum | cut -d' ' -f1)"
 if [[ "$(cat "${wheels}/.requirements.sha256" 2>/dev/null || true)" != "${stamp}" ]]; then
     step "fetching wheels into ${wheels}"
     mkdir -p "${wheels}"
     pip_download -r requirements/web.txt -r requirements/gpu.txt
     # Dockerfile.gpu swaps opencv-python for the headless build of the same version.
-    opencv="$(find "${wheels}" -name 'opencv_python-*.whl' -printf '%f\n' | sort | tail -1 | cut -d- -f2)"
+    # The version requirements/gpu.txt pins (the cache may also hold older downloads).
+    opencv="$(sed -n 's/^opencv-python==//p' requirements/gpu.txt)"
+    if [[ -z "${opencv}" ]]; then
+        opencv="$(find "${wheels}" -name 'opencv_python-*.whl' -printf '%f\n' | sort -V | tail -1 | cut -d- -f2)"
+    fi
     pip_download --no-deps "opencv-python-headless==${opencv}"
     echo "${stamp}" >"${wheels}/.requirements.sha256"
 fi
