@@ -23,6 +23,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 MEMORY_RESOURCE = "carril_gpu_mib"
 HOST_LABEL = "carril-host"
@@ -326,12 +327,10 @@ def start_on_loopback(argv: list[str], *, node_ip: str) -> None:
     ray_cli()
 
 
-def nodes_print(address: str) -> int:
-    """`python -m gpu_service.cluster nodes HEAD:PORT`: the cluster's alive nodes as a
-    driver sees them (what the GPU service would), one JSON list on stdout: each node's
-    host label, address, GPUs and memory per GPU. Run where a driver may run (on a
-    machine with a Ray node; in Compose, in the `gpu` container)."""
-    import json
+def driver_connect(address: str) -> Any:
+    """Join the cluster at `address` (host:port of its head) as a driver, in Carril's
+    namespace, quietly; returns the `ray` module. Ray reads its environment when imported:
+    a loopback address keeps this process's Ray traffic on loopback."""
     import logging
     import os
     from urllib.parse import urlsplit
@@ -339,13 +338,25 @@ def nodes_print(address: str) -> int:
     os.environ.update(ray_environment(loopback=is_loopback(urlsplit(f"//{address}").hostname)))
     import ray
 
-    ray.init(
-        address=address,
-        namespace=NAMESPACE,
-        log_to_driver=False,
-        logging_level=logging.WARNING,
-        configure_logging=False,
-    )
+    if not ray.is_initialized():
+        ray.init(
+            address=address,
+            namespace=NAMESPACE,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+            configure_logging=False,
+        )
+    return ray
+
+
+def nodes_print(address: str) -> int:
+    """`python -m gpu_service.cluster nodes HEAD:PORT`: the cluster's alive nodes as a
+    driver sees them (what the GPU service would), one JSON list on stdout: each node's
+    host label, address, GPUs and memory per GPU. Run where a driver may run (on a
+    machine with a Ray node; in Compose, in the `gpu` container)."""
+    import json
+
+    ray = driver_connect(address)
     try:
         nodes = [
             {

@@ -30,13 +30,11 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
-import os
 import time
 from dataclasses import dataclass, field, fields
 from typing import Any
-from urllib.parse import urlsplit
 
-from gpu_service.cluster import GPU_MIB_LABEL, HOST_LABEL, NAMESPACE, ray_environment
+from gpu_service.cluster import GPU_MIB_LABEL, HOST_LABEL, NAMESPACE, driver_connect
 from gpu_service.errors import Cancelled, CarrilError, WorkerCrashed, error_from_dict
 from gpu_service.executors.base import (
     Attempt,
@@ -125,19 +123,7 @@ class RayExecutor:
         if self._ray is not None:
             return self._ray
         address = self._settings.ray_address
-        host = urlsplit(f"//{address}").hostname or ""
-        # Read by Ray at import: keep a loopback cluster on loopback, and Ray silent.
-        os.environ.update(ray_environment(loopback=host in ("127.0.0.1", "localhost")))
-        import ray
-
-        if not ray.is_initialized():
-            ray.init(
-                address=address,
-                namespace=NAMESPACE,
-                log_to_driver=False,
-                logging_level=logging.WARNING,
-                configure_logging=False,
-            )
+        ray = driver_connect(address)
         self._ray = ray
         if self._settings.warm_workers:
             self._spares = SpareWorkers(job_id=ray.get_runtime_context().get_job_id())
