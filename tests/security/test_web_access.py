@@ -18,6 +18,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
 from tests.security.conftest import World
+from tests.support.routes import drf_routes
 
 ROLES = ("anonymous", "owner", "other", "admin", "staff")
 
@@ -472,6 +473,11 @@ def _route_names(patterns: list, prefix: str = "") -> set[str]:
 
 def test_the_matrix_covers_every_route() -> None:
     assert _route_names(get_resolver().url_patterns) == {route.name for route in ROUTES}
+
+
+def test_the_matrix_covers_every_method_of_every_api_route() -> None:
+    walked = {(route.name, method) for route in drf_routes() for method in route.methods}
+    assert walked - {(route.name, route.method) for route in ROUTES} == set()
 
 
 # --- what each role sees in lists -------------------------------------------------------

@@ -7,4 +7,5 @@ class ApiConfig(AppConfig):
     name = "api"
 
     def ready(self) -> None:
+        import api.checks
         import api.schema  # noqa: F401 - registers the OpenAPI auth extension

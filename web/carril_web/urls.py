@@ -4,15 +4,23 @@ from __future__ import annotations
 
 from importlib.util import find_spec
 
+from api.scopes import TokenScopes
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from observability import views as observability_views
 
+SCOPED = [TokenScopes]
+
 urlpatterns = [
     path("api/v1/", include("api.urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # Public, declared so in api.scopes like every DRF route.
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=SCOPED), name="api-schema"),
+    path(
+        "api/docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=SCOPED),
+        name="api-docs",
+    ),
     path("healthz", observability_views.healthz, name="healthz"),
     path("metrics", observability_views.metrics, name="metrics"),
     path("admin/", admin.site.urls),

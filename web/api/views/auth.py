@@ -15,11 +15,11 @@ from carril_web.errors import Unauthorized
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.scopes import TokenScopes
 from api.serializers import TokenCreateIn, TokenObtainIn, TokenObtainOut, TokenOut
 
 
@@ -38,7 +38,7 @@ def _issued(issued: IssuedToken) -> dict:
 
 class TokenObtainView(APIView):
     authentication_classes: list = []
-    permission_classes = [AllowAny]
+    permission_classes = [TokenScopes]  # declared public: no sign-in needed
     # Failed passwords are throttled per username and client address by django-axes,
     # counted in the database for every process (accounts/throttling.py).
 

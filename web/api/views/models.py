@@ -17,14 +17,12 @@ from registry.services import model_version_import, model_version_set_stage
 from rest_framework import status
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.pagination import Pages, paginated
-from api.permissions import IsAdministrator
-from api.scopes import TokenScopes
+from api.permissions import ADMINISTRATORS_ONLY
 from api.serializers import (
     JobAcceptedOut,
     ModelExportIn,
@@ -67,7 +65,7 @@ class ModelDetailView(APIView):
 
 class ModelImportView(APIView):
     parser_classes = [MultiPartParser]
-    permission_classes = [IsAuthenticated, TokenScopes, IsAdministrator]
+    permission_classes = ADMINISTRATORS_ONLY
 
     @extend_schema(request=ModelImportIn, responses={201: ModelVersionOut})
     def post(self, request: Request) -> Response:
@@ -82,7 +80,7 @@ class ModelImportView(APIView):
 
 
 class ModelStageView(APIView):
-    permission_classes = [IsAuthenticated, TokenScopes, IsAdministrator]
+    permission_classes = ADMINISTRATORS_ONLY
 
     @extend_schema(request=ModelStageIn, responses={200: ModelVersionDetailOut, 409: None})
     def post(self, request: Request, version_id: str) -> Response:
@@ -132,7 +130,7 @@ class ModelExportsView(APIView):
 
 
 class ModelServingFormatView(APIView):
-    permission_classes = [IsAuthenticated, IsAdministrator]
+    permission_classes = ADMINISTRATORS_ONLY
 
     @extend_schema(request=ModelServingFormatIn, responses={200: ModelVersionDetailOut})
     def post(self, request: Request, version_id: str) -> Response:

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from usage.models import UserQuota
 
-from api.permissions import IsAdministrator
+from api.permissions import ADMINISTRATORS_ONLY
 
 
 class QuotaIn(serializers.Serializer):
@@ -30,7 +30,7 @@ class OwnQuotaView(APIView):
 
 
 class UserQuotaView(APIView):
-    permission_classes = [IsAdministrator]
+    permission_classes = ADMINISTRATORS_ONLY
 
     @staticmethod
     def _user(username: str):
