@@ -260,7 +260,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        "api.parsers.DepthLimitedJSONParser",  # JSON nested too deep: 400, not 500
         "rest_framework.parsers.MultiPartParser",
         "rest_framework.parsers.FormParser",
     ],
