@@ -137,3 +137,23 @@ class TokenScopes(BasePermission):
                 details={"scope": needed, "token_scopes": scopes},
             )
         return True
+
+
+def scopes_handed_on(*, held: list[str], asked: list[str] | None, user: Any, for_user: str | None):
+    """The scopes of a token a scoped token makes: for its own user only, with its own
+    scopes or fewer; none asked means its own, never all of the user's rights."""
+    if for_user and for_user != user.get_username():
+        raise ScopeRefused(
+            "A token with scopes makes tokens only for its own user; to make one for "
+            f"{for_user!r}, sign in or use a token without scopes.",
+            details={"scope": ALL, "token_scopes": held, "field": "user"},
+        )
+    wanted = list(asked or held)
+    beyond = [scope for scope in wanted if not scopes_allow(scopes=held, needed=scope)]
+    if beyond:
+        raise ScopeRefused(
+            f"A token hands on only scopes it holds; `{beyond[0]}` is not one of this "
+            f"token's ({', '.join(held)}).",
+            details={"scope": beyond[0], "token_scopes": held, "field": "scopes"},
+        )
+    return wanted

@@ -66,3 +66,64 @@ def test_a_scoped_token_reads_and_trains_but_is_refused_outside_its_scopes_by_na
         format="json",
     )
     assert gated.status_code == 200, gated.content
+
+
+def scoped(admin_api, scopes: list[str]) -> APIClient:
+    made = admin_api.post("/api/v1/auth/tokens/", {"name": "ci", "scopes": scopes}, format="json")
+    assert made.status_code == 201, made.content
+    return bearer(made.json()["token"])
+
+
+def test_a_scoped_token_asking_for_no_scopes_makes_a_token_with_its_own_scopes_never_all(
+    admin_api,
+):
+    ci = scoped(admin_api, ["read", "tokens"])
+    made = ci.post("/api/v1/auth/tokens/", {"name": "child"}, format="json")
+    assert made.status_code == 201, made.content
+    assert made.json()["scopes"] == ["read", "tokens"]
+    child = bearer(made.json()["token"])
+    refused = child.post(f"/api/v1/models/{model_version().id}/stage/", {}, format="json")
+    assert refused.json()["error"]["code"] == "SCOPE_REFUSED"
+
+
+def test_a_scoped_token_cannot_make_a_token_with_a_scope_it_does_not_hold(admin_api, admin):
+    from accounts.models import ApiToken
+
+    ci = scoped(admin_api, ["read", "tokens"])
+    before = ApiToken.objects.filter(user=admin).count()
+    refused = ci.post(
+        "/api/v1/auth/tokens/", {"name": "wider", "scopes": ["read", "models"]}, format="json"
+    )
+    assert refused.status_code == 403
+    error = refused.json()["error"]
+    assert error["code"] == "SCOPE_REFUSED"
+    assert error["details"] == {
+        "scope": "models",
+        "token_scopes": ["read", "tokens"],
+        "field": "scopes",
+    }
+    assert "`models`" in error["message"]
+    assert ApiToken.objects.filter(user=admin).count() == before
+
+
+def test_a_scoped_token_cannot_make_a_token_for_another_user(admin_api, owner):
+    from accounts.models import ApiToken
+
+    ci = scoped(admin_api, ["read", "tokens"])
+    for body in ({"user": owner.username}, {"user": owner.username, "scopes": ["read"]}):
+        refused = ci.post("/api/v1/auth/tokens/", {"name": "theirs", **body}, format="json")
+        assert refused.status_code == 403
+        assert refused.json()["error"]["code"] == "SCOPE_REFUSED"
+        assert refused.json()["error"]["details"]["field"] == "user"
+    assert not ApiToken.objects.filter(user=owner).exists()
+
+
+def test_a_scoped_token_may_make_a_narrower_token_for_its_own_user(admin_api, admin):
+    ci = scoped(admin_api, ["models", "read", "tokens"])
+    made = ci.post(
+        "/api/v1/auth/tokens/",
+        {"name": "gate", "scopes": ["promote-gated", "read"], "user": admin.username},
+        format="json",
+    )
+    assert made.status_code == 201, made.content
+    assert made.json()["scopes"] == ["promote-gated", "read"]

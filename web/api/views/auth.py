@@ -19,7 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.scopes import TokenScopes
+from api.scopes import TokenScopes, scopes_handed_on, token_scopes
 from api.serializers import TokenCreateIn, TokenObtainIn, TokenObtainOut, TokenOut
 
 
@@ -69,7 +69,16 @@ class TokensView(APIView):
         data = TokenCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
         params = data.validated_data
-        if "scopes" in params or "user" in params:
+        held = token_scopes(request)
+        if held:
+            scopes = scopes_handed_on(
+                held=held,
+                asked=params.get("scopes"),
+                user=request.user,
+                for_user=params.get("user"),
+            )
+            issued = api_token_create(user=request.user, name=params.get("name", ""), scopes=scopes)
+        elif "scopes" in params or "user" in params:
             issued = api_token_create_scoped(
                 actor=request.user,
                 username=params.get("user"),
