@@ -20,8 +20,9 @@ _DRF_CODES: list[tuple[type[drf.APIException], str]] = [
     (drf.Throttled, errors.Throttled.code),
     (drf.ValidationError, errors.ValidationFailed.code),
     (drf.ParseError, errors.ValidationFailed.code),
-    (drf.UnsupportedMediaType, errors.ValidationFailed.code),
-    (drf.NotAcceptable, errors.ValidationFailed.code),
+    # Each code answers with one status (docs/api-errors.md): not VALIDATION_ERROR's 400.
+    (drf.UnsupportedMediaType, errors.UnsupportedMediaType.code),
+    (drf.NotAcceptable, errors.NotAcceptable.code),
 ]
 
 
@@ -53,6 +54,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
                 if isinstance(exc.detail, dict)
                 else {"non_field_errors": exc.detail}
             }
+        elif isinstance(exc, drf.UnsupportedMediaType) and context.get("view") is not None:
+            accepted = [parser.media_type for parser in context["view"].get_parsers()]
+            message = f"{exc.detail} This operation takes {' or '.join(accepted)}."
+            details = {"accepted": accepted}
         else:
             message = str(exc.detail)
             details = {}

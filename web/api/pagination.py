@@ -20,8 +20,10 @@ from django.db.models import F, FloatField, Q, QuerySet, Value
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce
 from django.http import HttpRequest
+from django.utils.dateparse import parse_datetime
 from jobs.run_metrics import METRIC_KEYS
-from rest_framework.pagination import CursorPagination, PageNumberPagination
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import Cursor, CursorPagination, PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
@@ -35,6 +37,15 @@ class Pages(PageNumberPagination):
     max_page_size = 200
 
 
+def _cursor_refused() -> ValidationFailed:
+    """A cursor this list did not give out is a bad parameter (400, docs/api-errors.md),
+    not a missing record."""
+    return ValidationFailed(
+        "The cursor is not one this list gave out.",
+        details={"fields": {"cursor": ["Use the next or previous link as it is."]}},
+    )
+
+
 class NewestFirst(CursorPagination):
     """Keyset pages of a list ordered by creation, newest first."""
 
@@ -42,6 +53,22 @@ class NewestFirst(CursorPagination):
     page_size_query_param = "page_size"
     max_page_size = 200
     ordering = "-created_at"
+
+    def decode_cursor(self, request: Request) -> Cursor | None:
+        # DRF answers an undecodable cursor 404, and one whose position is not a time
+        # reached the database filter and answered 500.
+        try:
+            cursor = super().decode_cursor(request)
+        except NotFound as exc:
+            raise _cursor_refused() from exc
+        if cursor is not None and cursor.position is not None:
+            try:
+                when = parse_datetime(cursor.position)
+            except ValueError:
+                when = None
+            if when is None:
+                raise _cursor_refused()
+        return cursor
 
 
 # `sort=` values the job list takes: a final metric, highest first with "-".
@@ -99,10 +126,7 @@ class ByMetric:
             data = json.loads(base64.urlsafe_b64decode(raw.encode("ascii")))
             return float(data["v"]), uuid.UUID(str(data["id"])), bool(data["back"])
         except (ValueError, KeyError, TypeError, binascii.Error, UnicodeEncodeError) as exc:
-            raise ValidationFailed(
-                "The cursor is not one this list gave out.",
-                details={"fields": {"cursor": ["Use the next or previous link as it is."]}},
-            ) from exc
+            raise _cursor_refused() from exc
 
     def _size(self, params: Any) -> int:
         try:

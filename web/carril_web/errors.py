@@ -135,6 +135,20 @@ class PayloadTooLarge(CarrilWebError):
     status = 413
 
 
+class UnsupportedMediaType(CarrilWebError):
+    """This operation does not take a body of that content type."""
+
+    code = "UNSUPPORTED_MEDIA_TYPE"
+    status = 415
+
+
+class NotAcceptable(CarrilWebError):
+    """This API answers application/json only; send Accept: application/json or */*."""
+
+    code = "NOT_ACCEPTABLE"
+    status = 406
+
+
 class MethodNotAllowed(CarrilWebError):
     """This method is not allowed here."""
 
@@ -173,12 +187,16 @@ CATALOGUE: dict[str, tuple[int, str]] = {
         NotFound,
         NoEvaluation,
         Conflict,
+        GateFailed,
+        ScopeRefused,
         DatasetInvalid,
         ImageTooLarge,
         WeightsRejected,
         NoServingModel,
         GpuServiceUnavailable,
         PayloadTooLarge,
+        UnsupportedMediaType,
+        NotAcceptable,
         MethodNotAllowed,
         Throttled,
         QuotaExceeded,
