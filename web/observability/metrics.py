@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import time
 
-from prometheus_client import REGISTRY, Counter, Histogram
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+# Series labelled by user (GPU usage by username): served only to a scraper with
+# CARRIL_METRICS_TOKEN, never on the open development /metrics, where any local user could
+# read what `usage?user=` refuses them (observability.views).
+PER_USER = CollectorRegistry(auto_describe=True)
 
 HTTP_REQUESTS = Counter(
     "carril_web_http_requests",

@@ -1,4 +1,5 @@
-"""carril_gpu_seconds_total{user,kind}: GPU-seconds held by finished attempts.
+"""carril_gpu_seconds_total{user,kind}: GPU-seconds held by finished attempts; a
+per-user series, so only a scraper with the metrics token gets it (observability.metrics).
 
 Read from the database at scrape time (like the web's other job metrics): the
 reconciler, in another process, writes the rows, and every web worker must report the
@@ -6,7 +7,7 @@ same, monotonic, numbers."""
 
 from __future__ import annotations
 
-from prometheus_client import REGISTRY
+from observability.metrics import PER_USER
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
@@ -33,4 +34,4 @@ def register_gpu_seconds_collector() -> None:
     global _collector
     if _collector is None:
         _collector = GpuSecondsCollector()
-        REGISTRY.register(_collector)
+        PER_USER.register(_collector)

@@ -1,11 +1,11 @@
 """GPU usage on the web side (issue 16): copied from the job status record by the
 reconciler, summed by user, kind, day and month, visible to its owner (administrators:
-everyone's), and exported as carril_gpu_seconds_total{user,kind}."""
+everyone's), and exported as carril_gpu_seconds_total{user,kind} to a scraper with the
+metrics token."""
 
 from __future__ import annotations
 
 from jobs.reconciler import reconcile_once
-from prometheus_client import REGISTRY, generate_latest
 from usage.models import AttemptUsage
 
 from tests.web.jobs.test_reconciler import delivered_job
@@ -101,10 +101,31 @@ def test_a_malformed_month_is_a_validation_error(owner_api):
     assert response.json()["error"]["code"] == "VALIDATION_ERROR"
 
 
-def test_the_gpu_seconds_counter_sums_by_user_and_kind(owner, fake_gpu, run_on_commit):
+METRICS_TOKEN = "metrics-token-for-the-usage-tests-4f1c9a"
+
+
+def test_the_gpu_seconds_counter_sums_by_user_and_kind_for_the_metrics_token(
+    owner, fake_gpu, run_on_commit, client, settings
+):
+    settings.CARRIL_METRICS_TOKEN = METRICS_TOKEN
     one_hour(owner, fake_gpu, run_on_commit, day="2026-03-02", gpus=2, seconds=7200)
-    text = generate_latest(REGISTRY).decode()
+    text = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {METRICS_TOKEN}").content.decode()
     assert 'carril_gpu_seconds_total{kind="train",user="olivia"} 7200.0' in text
+
+
+def test_open_development_metrics_show_nobodys_gpu_usage(
+    owner, fake_gpu, run_on_commit, client, settings
+):
+    # No token configured: /metrics is open to every local user, who may not see another
+    # user's usage through the API either.
+    settings.CARRIL_METRICS_TOKEN = ""
+    one_hour(owner, fake_gpu, run_on_commit, day="2026-03-02", gpus=2, seconds=7200)
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert "carril_web_jobs" in text  # the other metrics are there
+    assert "olivia" not in text
+    assert "carril_gpu_seconds" not in text
 
 
 def test_the_usage_page_shows_the_months_gpu_hours(owner, client, fake_gpu, run_on_commit):

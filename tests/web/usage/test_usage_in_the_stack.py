@@ -24,9 +24,17 @@ print(json.dumps(made))
 """
 
 
+# The per-user counter is served only to a scraper with the metrics token.
+METRICS_TOKEN = "metrics-token-for-the-usage-stack-test-7d2e"
+
+
 @pytest.fixture
 def stack(tmp_path):
-    stack = Stack(storage=tmp_path / "storage", reconcile_interval_s=0.2).start()
+    stack = Stack(
+        storage=tmp_path / "storage",
+        reconcile_interval_s=0.2,
+        env={"CARRIL_METRICS_TOKEN": METRICS_TOKEN},
+    ).start()
     yield stack
     stack.stop()
 
@@ -74,7 +82,7 @@ def test_usage_sums_equal_the_journals_lane_holding_for_real_jobs(stack):
     own = stack.api("alice").get(f"/api/v1/usage/?month={month}").json()
     assert own["totals"]["gpu_seconds"] == pytest.approx(held["alice"], abs=1e-2)
 
-    metrics = ada.get("/metrics").text
+    metrics = ada.get("/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}).text
     for user, seconds in held.items():
         found = re.search(
             rf'carril_gpu_seconds_total\{{kind="diagnostic",user="{user}"\}} (\S+)', metrics
