@@ -290,6 +290,11 @@ class JobManager:
             job = self.journal.job_get(job_id=job.id)
         return job, created
 
+    def check_possible(self, *, gpus: int) -> None:
+        """ResourceUnavailable, with the reason `submit` would give, when no state of the
+        lanes could ever admit a job asking for `gpus` GPUs; asked before a job exists."""
+        self.admission.check_possible(Request(job_id="-", gpus=gpus, gpu_ids=None))
+
     def cancel(self, *, job_id: str) -> Job:
         job = self.journal.job_get(job_id=job_id)
         with job_logged(job_id):

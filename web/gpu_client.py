@@ -29,6 +29,9 @@ from gpu_service.contract import JOB_STATES, PROGRESS_KEYS, JobStatus, Progress
 
 # Below gunicorn's worker timeout (120 s), which would otherwise kill the request first.
 WEIGHTS_IMPORT_TIMEOUT_S = 100.0
+# Asked while a training's submit waits: a hung GPU service must not hold it long, and
+# an unanswered check lets the job be created and delivered later (jobs/gpu_fit.py).
+ADMISSION_CHECK_TIMEOUT_S = 2.0
 # A video's probe decodes one frame (milliseconds); a zip's reads every member (seconds
 # for a big one). Also below gunicorn's timeout.
 MEDIA_PROBE_TIMEOUT_S = 60.0
@@ -178,6 +181,13 @@ class GpuClient:
     # --- GPUs, weights, health --------------------------------------------------------
     def gpus(self) -> dict[str, Any]:
         return self._request("GET", "/v1/gpus").json()
+
+    def admission_check(self, *, gpus: int) -> dict[str, Any]:
+        """Whether a job asking for `gpus` GPUs could ever be admitted; GpuServiceRefused
+        409 RESOURCE_UNAVAILABLE, with admission's reason, when it could not."""
+        return self._request(
+            "POST", "/v1/admission/check", json={"gpus": gpus}, timeout=ADMISSION_CHECK_TIMEOUT_S
+        ).json()
 
     def weights_import(self, *, path: Path) -> dict[str, Any]:
         # The GPU service checks the file in a fresh process that imports torch and

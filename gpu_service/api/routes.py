@@ -19,6 +19,8 @@ from gpu_service.api.deps import (
 )
 from gpu_service.api.present import gpus_public, job_public, submission_of
 from gpu_service.api.schemas import (
+    AdmissionCheck,
+    AdmissionPossible,
     ErrorEnvelope,
     GpusPublic,
     Health,
@@ -142,6 +144,14 @@ def job_logs(
 @private.get("/gpus", response_model=GpusPublic, tags=["gpus"])
 async def gpus(manager: ManagerDep) -> GpusPublic:
     return gpus_public(manager)
+
+
+@private.post("/admission/check", response_model=AdmissionPossible, tags=["gpus"])
+async def admission_check(body: AdmissionCheck, manager: ManagerDep) -> AdmissionPossible:
+    """200 when some state of the lanes admits `gpus` GPUs; else 409 RESOURCE_UNAVAILABLE
+    with the reason a submit would get (admission's one rule)."""
+    manager.check_possible(gpus=body.gpus)
+    return AdmissionPossible(gpus=body.gpus)
 
 
 @private.post(

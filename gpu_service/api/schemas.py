@@ -164,6 +164,19 @@ class QueuedJob(BaseModel):
     waited_s: float
 
 
+class AdmissionCheck(BaseModel):
+    """Could a job asking for this many GPUs ever be admitted here? The web asks before it
+    creates a training, so a count no host has is refused at submit, not at delivery."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpus: int = Field(ge=1, le=64, description="how many GPUs, any of them, on one host")
+
+
+class AdmissionPossible(BaseModel):
+    gpus: int = Field(description="the count asked about; some state of the lanes admits it")
+
+
 class GpusPublic(BaseModel):
     runtime: Literal["real", "simulated"]
     gpus: list[GpuPublic]

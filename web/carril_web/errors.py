@@ -93,6 +93,15 @@ class ScopeRefused(CarrilWebError):
     status = 403
 
 
+class ResourceUnavailable(CarrilWebError):
+    """No host of the GPU service has as many GPUs as this job asks for."""
+
+    # The GPU service's own code and reason (its admission refuses the same job with them).
+
+    code = "RESOURCE_UNAVAILABLE"
+    status = 409
+
+
 class DatasetInvalid(CarrilWebError):
     """The dataset is not a valid YOLO detection dataset; see the report."""
 
@@ -189,6 +198,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
         Conflict,
         GateFailed,
         ScopeRefused,
+        ResourceUnavailable,
         DatasetInvalid,
         ImageTooLarge,
         WeightsRejected,

@@ -44,6 +44,7 @@ from gpu_service.contract import (
     PATIENCE_DEFAULT,
 )
 from jobs import delivery, reconciler
+from jobs.gpu_fit import gpus_check
 from jobs.images import inference_image_check
 from jobs.labels import labels_clean, tags_stored
 from jobs.media_probe import media_probe
@@ -196,6 +197,7 @@ def job_create_training(
     }
     if lr0 is not None:
         spec["lr0"] = lr0
+    gpus_check(gpus=gpus)  # 409 RESOURCE_UNAVAILABLE when no host has that many
     return _job_create(
         owner=owner,
         kind=JobKind.TRAIN,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from carril_web.errors import QuotaExceeded, ValidationFailed
+from carril_web.errors import QuotaExceeded, ResourceUnavailable, ValidationFailed
 from datasets.selectors import datasets_visible_to
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -65,7 +65,7 @@ def train_new(request: HttpRequest) -> HttpResponse:
                 **form.hyperparameters(),
                 labels={key: data[key] for key in ("name", "tags", "note")},
             )
-        except (ValidationFailed, QuotaExceeded) as exc:
+        except (ValidationFailed, QuotaExceeded, ResourceUnavailable) as exc:
             for field, errors in (exc.details.get("fields") or {}).items():
                 form.add_error(field if field in form.fields else None, errors)
             if not exc.details.get("fields"):
