@@ -1,6 +1,7 @@
-"""Password guessing: failed sign-ins are throttled per username and per client address
-on the UI sign-in, the admin sign-in and the API token endpoint; a rotating
-`X-Forwarded-For` changes nothing; the counts are shared by every web process.
+"""Password guessing: failed sign-ins are throttled per username at one client address,
+per address, and slowed per username, on the UI sign-in, the admin sign-in and the API
+token endpoint; a rotating `X-Forwarded-For` changes nothing; the counts are shared by
+every web process. The rule's finer points are in test_login_throttling_rule.py.
 
 In-process tests use Django's test client; the last tests run two real gunicorn
 processes on one database and alternate between them."""
@@ -27,6 +28,7 @@ from tests.web.conftest import PASSWORD
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 3
+ADDRESS_LIMIT = 5
 ENTRANCES = {
     "ui": "/login/",
     "admin": "/admin/login/",
@@ -38,6 +40,8 @@ _spoofs = itertools.count(1)
 @pytest.fixture(autouse=True)
 def _limits(settings) -> None:
     settings.AXES_FAILURE_LIMIT = LIMIT
+    settings.CARRIL_LOGIN_ADDRESS_FAILURE_LIMIT = ADDRESS_LIMIT
+    settings.CARRIL_LOGIN_USERNAME_DELAY_AFTER = 100
 
 
 def _attempt(
@@ -63,13 +67,13 @@ def _signed_in(entrance: str, response) -> bool:
     return response.status_code == 302  # both sign-in pages redirect on success
 
 
-def _assert_throttled(entrance: str, response) -> None:
+def _assert_throttled(entrance: str, response, wait: int = 900) -> None:
     assert response.status_code == 429, response.content[:300]
-    assert int(response["Retry-After"]) == 900
+    assert int(response["Retry-After"]) == wait
     if entrance == "api":
         error = response.json()["error"]
         assert error["code"] == "THROTTLED"
-        assert error["details"]["retry_after_s"] == 900
+        assert error["details"]["retry_after_s"] == wait
     else:
         assert b"Too many failed sign-ins" in response.content
 
@@ -85,25 +89,40 @@ def _who(entrance: str, owner: User, staff_user: User) -> str:
 
 
 @pytest.mark.parametrize("entrance", sorted(ENTRANCES))
-def test_guessing_one_accounts_password_from_many_addresses_is_throttled(
+def test_guessing_one_accounts_password_at_one_address_is_throttled(
     entrance: str, owner: User, staff_user: User
 ) -> None:
     username = _who(entrance, owner, staff_user)
     for i in range(LIMIT - 1):
-        response = _attempt(entrance, username, f"guess-{i}", address=f"198.51.100.{i + 1}")
+        response = _attempt(entrance, username, f"guess-{i}")
         assert response.status_code != 429
         assert not _signed_in(entrance, response)
     # The failure that reaches the limit is answered as throttled already...
-    _assert_throttled(entrance, _attempt(entrance, username, "guess", address="198.51.100.50"))
-    # ...and even the right password, from an address never seen, is refused until the cool-off.
-    _assert_throttled(entrance, _attempt(entrance, username, PASSWORD, address="203.0.113.77"))
+    _assert_throttled(entrance, _attempt(entrance, username, "guess"))
+    # ...and even the right password, from that address, is refused until the cool-off.
+    _assert_throttled(entrance, _attempt(entrance, username, PASSWORD))
+
+
+@pytest.mark.parametrize("entrance", sorted(ENTRANCES))
+def test_guessing_one_accounts_password_from_many_addresses_is_slowed(
+    entrance: str, owner: User, staff_user: User, settings
+) -> None:
+    settings.CARRIL_LOGIN_USERNAME_DELAY_AFTER = LIMIT
+    username = _who(entrance, owner, staff_user)
+    for i in range(LIMIT):
+        response = _attempt(entrance, username, f"guess-{i}", address=f"198.51.100.{i + 1}")
+        assert response.status_code != 429
+        assert not _signed_in(entrance, response)
+    # Now each attempt waits after the last failure, even the right password from an
+    # address never seen; never as long as a lock, and never locked for good.
+    _assert_throttled(entrance, _attempt(entrance, username, PASSWORD, address="203.0.113.77"), 1)
 
 
 @pytest.mark.parametrize("entrance", sorted(ENTRANCES))
 def test_guessing_many_accounts_from_one_address_is_throttled_whatever_it_forwards(
     entrance: str, owner: User, staff_user: User
 ) -> None:
-    for i in range(LIMIT - 1):
+    for i in range(ADDRESS_LIMIT - 1):
         assert _attempt(entrance, f"nobody-{i}", "guess").status_code != 429
     _assert_throttled(entrance, _attempt(entrance, "nobody-else", "guess"))
     username = _who(entrance, owner, staff_user)
@@ -124,7 +143,7 @@ def test_behind_a_trusted_proxy_the_client_is_the_address_the_proxy_appended(
 ) -> None:
     settings.CARRIL_TRUSTED_PROXIES = 1
     proxy = "172.18.0.5"  # every request comes from the proxy
-    for i in range(LIMIT):
+    for i in range(ADDRESS_LIMIT):
         # The client rotates what it writes; the proxy appends the address it saw.
         forwarded = f"10.9.{i}.1, 203.0.113.5"
         _attempt("api", f"nobody-{i}", "x", address=proxy, forwarded=forwarded)

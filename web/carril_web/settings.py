@@ -84,16 +84,37 @@ if CARRIL_TOKEN_TTL_DAYS < 1:
     raise ImproperlyConfigured("CARRIL_TOKEN_TTL_DAYS must be at least 1")
 
 # Failed sign-ins (UI, admin, API token endpoint), counted in the database by
-# django-axes per username and per client address (accounts/throttling.py, ADR 0024).
+# django-axes (accounts/throttling.py, ADR 0024): per username at one client address,
+# per address (a higher ceiling), and per username from anywhere (a slowdown that an
+# address the username signed in from recently does not wait for).
 CARRIL_LOGIN_FAILURE_LIMIT = env_int("CARRIL_LOGIN_FAILURE_LIMIT", default=10)
+CARRIL_LOGIN_ADDRESS_FAILURE_LIMIT = env_int("CARRIL_LOGIN_ADDRESS_FAILURE_LIMIT", default=100)
 CARRIL_LOGIN_COOLOFF_S = env_int("CARRIL_LOGIN_COOLOFF_S", default=900)
+CARRIL_LOGIN_USERNAME_DELAY_AFTER = env_int("CARRIL_LOGIN_USERNAME_DELAY_AFTER", default=5)
+CARRIL_LOGIN_USERNAME_DELAY_MAX_S = env_int("CARRIL_LOGIN_USERNAME_DELAY_MAX_S", default=60)
+CARRIL_LOGIN_KNOWN_ADDRESS_DAYS = env_int("CARRIL_LOGIN_KNOWN_ADDRESS_DAYS", default=30)
 # How many reverse proxies in front append to X-Forwarded-For (1 behind the Compose TLS
 # proxy); 0 counts failures against the connection's address and ignores the header.
 CARRIL_TRUSTED_PROXIES = env_int("CARRIL_TRUSTED_PROXIES", default=0)
-if CARRIL_LOGIN_FAILURE_LIMIT < 1 or CARRIL_LOGIN_COOLOFF_S < 1 or CARRIL_TRUSTED_PROXIES < 0:
+if (
+    min(
+        CARRIL_LOGIN_FAILURE_LIMIT,
+        CARRIL_LOGIN_COOLOFF_S,
+        CARRIL_LOGIN_USERNAME_DELAY_AFTER,
+        CARRIL_LOGIN_KNOWN_ADDRESS_DAYS,
+    )
+    < 1
+    or min(CARRIL_LOGIN_USERNAME_DELAY_MAX_S, CARRIL_TRUSTED_PROXIES) < 0
+):
     raise ImproperlyConfigured(
-        "CARRIL_LOGIN_FAILURE_LIMIT and CARRIL_LOGIN_COOLOFF_S must be at least 1, "
-        "CARRIL_TRUSTED_PROXIES at least 0"
+        "CARRIL_LOGIN_FAILURE_LIMIT, CARRIL_LOGIN_COOLOFF_S, CARRIL_LOGIN_USERNAME_DELAY_AFTER "
+        "and CARRIL_LOGIN_KNOWN_ADDRESS_DAYS must be at least 1, "
+        "CARRIL_LOGIN_USERNAME_DELAY_MAX_S and CARRIL_TRUSTED_PROXIES at least 0"
+    )
+if CARRIL_LOGIN_ADDRESS_FAILURE_LIMIT < CARRIL_LOGIN_FAILURE_LIMIT:
+    raise ImproperlyConfigured(
+        "CARRIL_LOGIN_ADDRESS_FAILURE_LIMIT must be at least CARRIL_LOGIN_FAILURE_LIMIT "
+        f"({CARRIL_LOGIN_FAILURE_LIMIT}), got {CARRIL_LOGIN_ADDRESS_FAILURE_LIMIT}"
     )
 
 # Per-user quotas (issue 16); 0 is no limit. Administrators override them per user.
@@ -205,13 +226,20 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_FAILURE_LIMIT = CARRIL_LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(seconds=CARRIL_LOGIN_COOLOFF_S)
-# Either count reaching the limit throttles: one account guessed from many addresses,
-# or many accounts guessed from one address.
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# Axes counts a username at one address; its reset on success then clears only the
+# signed-in username's failures there. The address ceiling and the per-username
+# slowdown are the handler's (ADR 0024).
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_HANDLER = "accounts.throttling.SignInThrottleHandler"
 AXES_CLIENT_IP_CALLABLE = "accounts.throttling.client_address"
 AXES_LOCKOUT_CALLABLE = "accounts.throttling.throttled_response"
 AXES_RESET_ON_SUCCESS = True
-AXES_DISABLE_ACCESS_LOG = True  # successful sign-ins are not an audit trail we keep here
+# Refused attempts are not counted: a guesser cannot stretch a wait, and a refusal writes
+# nothing.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Axes' log of every sign-in is off; the handler keeps one row per username and address
+# it signed in from (the known addresses), in the same table.
+AXES_DISABLE_ACCESS_LOG = True
 AXES_HTTP_RESPONSE_CODE = 429
 
 LOGIN_URL = "/login/"
