@@ -62,8 +62,8 @@ def _address(value: str) -> str | None:
 
 def client_address(request: HttpRequest) -> str | None:
     """The address failed sign-ins are counted against (AXES_CLIENT_IP_CALLABLE); None
-    when there is none (a unix socket, an in-process `force_login`): then only the
-    username is counted."""
+    when there is none (a unix socket, an in-process `force_login`): then such clients
+    share one count per username, and there is no address ceiling or known address."""
     connection = _address(request.META.get("REMOTE_ADDR", "") or "")
     proxies = settings.CARRIL_TRUSTED_PROXIES
     if proxies <= 0:

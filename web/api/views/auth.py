@@ -39,8 +39,9 @@ def _issued(issued: IssuedToken) -> dict:
 class TokenObtainView(APIView):
     authentication_classes: list = []
     permission_classes = [TokenScopes]  # declared public: no sign-in needed
-    # Failed passwords are throttled per username and client address by django-axes,
-    # counted in the database for every process (accounts/throttling.py).
+    # Failed passwords are throttled as on the sign-in pages (ADR 0024): per username at
+    # one client address, per address, and slowed per username; counted in the database
+    # for every process (accounts/throttling.py).
 
     @extend_schema(request=TokenObtainIn, responses={200: TokenObtainOut}, auth=[])
     def post(self, request: Request) -> Response:
