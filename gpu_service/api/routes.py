@@ -168,9 +168,10 @@ async def weights_import(
 
 @private.post("/media/probe", response_model=MediaPublic, tags=["media"])
 def media_probe(body: MediaProbe, settings: SettingsDep) -> MediaPublic:
-    """Decode a video's first frame (or read a zip's listing) as an infer job's submit
-    would; 422 VALIDATION_ERROR with `details.reason` when it would be refused. A plain
-    `def`: decoding blocks, so it runs in the thread pool, not on the event loop."""
+    """Check a video (its first frame decoded in a child process) or a zip (its listing and
+    image headers) as an infer job's submit would; 422 VALIDATION_ERROR with
+    `details.reason` when it would be refused, 422 IMAGE_TOO_LARGE for frames or images
+    over CARRIL_INFER_MAX_PIXELS. A plain `def`: it blocks, so it runs in the thread pool."""
     return MediaPublic(
         **check_media(path=body.path, max_seconds=body.max_seconds, storage=settings.storage)
     )

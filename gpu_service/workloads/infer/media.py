@@ -1,10 +1,14 @@
 """Videos and zips of images as inference input, and the annotated video as output.
 
-Checked at submit, in the API process, so bad input gets a clear error and no job:
-a video OpenCV cannot decode or that runs past its limit, a zip with a name that
-would land outside its folder (zip-slip: absolute, `..`, backslashes), with anything
-but images in it, or too big once unpacked. The worker then unpacks or samples into
-the job's folder and infers over plain image files, like any other job.
+Checked at submit, so bad input gets a clear error and no job: a video OpenCV cannot
+decode, that runs past its limit or whose frames are over the pixel cap; a zip with a
+name that would land outside its folder (zip-slip: absolute, `..`, backslashes), with
+anything but images in it, too big once unpacked, a member that inflates like a bomb, or
+an image over the pixel cap. The API process never decodes media: a zip's images are
+measured from their headers, read from the zip as a stream, and a video is opened and
+its first frame decoded in a child process (`video_probe.py`), so a hostile file costs
+the API process a few megabytes at most (ADR 0030). The worker then unpacks or samples
+into the job's folder and infers over plain image files, like any other job.
 
 OpenCV here is the pip build without an H.264 encoder, so the annotated video is
 written twice: an `.mp4` (MPEG-4 part 2) to download and a `.webm` (VP8) that
@@ -13,6 +17,10 @@ browsers play (ADR 0030).
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -20,11 +28,23 @@ from typing import Any
 
 from gpu_service import errors
 from gpu_service.storage import inside_storage
+from gpu_service.workloads.infer import pixels
 
 VIDEO_SUFFIXES = {".mp4", ".webm", ".avi"}
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp"}
 ARCHIVE_MAX_IMAGES = 1000
-ARCHIVE_MAX_BYTES = 2 * 1024**3  # unpacked
+ARCHIVE_MAX_BYTES = 2 * 1024**3  # unpacked, all members together
+# A member may unpack to at most this many times its packed size: the rule and the cap of
+# a dataset upload (the web's CARRIL_DATASET_MAX_RATIO, web/datasets/extraction.py).
+# Images are compressed already, so one that inflates 200-fold is mostly zeros.
+ARCHIVE_MAX_RATIO = 200
+# ...judged on members larger than this: small files compress well legitimately.
+ARCHIVE_RATIO_MIN_BYTES = 64 * 1024
+# An image within the pixel cap needs at most 8 bytes a pixel (16-bit RGBA, stored
+# uncompressed); a member that declares more is not an image we would infer on.
+ARCHIVE_BYTES_PER_PIXEL = 8
+# The child process that opens a video and decodes its first frame gets this long.
+VIDEO_PROBE_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -48,9 +68,14 @@ def check_video(*, path: str, max_seconds: float, storage: Path) -> VideoInfo:
         raise errors.FileMissing(f"{field}: {path} does not exist", details={"field": field})
     if video.suffix.lower() not in VIDEO_SUFFIXES:
         raise _refuse(field, "must be an mp4, webm or avi file", path=path, reason="not_video")
-    info = probe_video(video)
+    limit = pixels.max_pixels()
+    info = probe_video(video, max_pixels=limit)
     if info is None:
         raise _refuse(field, "the video cannot be decoded", path=path, reason="undecodable")
+    if info.width * info.height > limit:
+        raise _too_large(
+            field, "its frames are", width=info.width, height=info.height, limit=limit, path=path
+        )
     if info.seconds > max_seconds:
         raise _refuse(
             field,
@@ -79,35 +104,50 @@ def check_media(*, path: str, max_seconds: float, storage: Path) -> dict[str, An
     }
 
 
-def probe_video(path: Path) -> VideoInfo | None:
-    """Frame rate, frame count and size, or None when the first frame does not decode."""
-    import cv2
-
-    capture = cv2.VideoCapture(str(path))
+def probe_video(path: Path, *, max_pixels: int) -> VideoInfo | None:
+    """Frame rate, frame count and frame size, or None when the video does not open or its
+    first frame does not decode. Asked of a child process (`video_probe.py`): decoding a
+    frame of 7000 x 6000 takes 300 MB, and FFmpeg's demuxers and decoders are not code
+    the API process should run on a stranger's file. The child reads the frame size the
+    container declares and decodes nothing when it is over `max_pixels`."""
+    script = Path(__file__).with_name("video_probe.py")
     try:
-        if not capture.isOpened():
-            return None
-        ok, frame = capture.read()
-        if not ok or frame is None:
-            return None
-        fps = float(capture.get(cv2.CAP_PROP_FPS) or 0.0)
-        frames = int(capture.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
-        if fps <= 0 or frames <= 0:
-            return None
-        height, width = frame.shape[:2]
-        return VideoInfo(fps=fps, frames=frames, seconds=frames / fps, width=width, height=height)
-    finally:
-        capture.release()
+        done = subprocess.run(
+            [sys.executable, "-I", str(script), str(path), str(max_pixels)],
+            capture_output=True,
+            timeout=VIDEO_PROBE_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    try:
+        found = json.loads(done.stdout)
+    except ValueError:  # the child died (a decoder crash, killed for memory)
+        return None
+    if done.returncode != 0 or not found.get("opened"):
+        return None
+    fps, frames = float(found["fps"]), int(found["frames"])
+    if fps <= 0 or frames <= 0:
+        return None
+    width, height = int(found["width"]), int(found["height"])
+    if width * height <= max_pixels and not found.get("decoded"):
+        return None
+    return VideoInfo(fps=fps, frames=frames, seconds=frames / fps, width=width, height=height)
 
 
 def check_archive(*, path: str, storage: Path) -> list[zipfile.ZipInfo]:
-    """Every entry of the zip is an image with a safe name; the image entries."""
+    """Every entry of the zip is an image with a safe name, a sane size and a header within
+    the pixel cap; the image entries. Sizes and ratios are judged from the zip's listing,
+    and each member is then read as a stream only as far as its image header: nothing is
+    unpacked and nothing decoded. Python's zipfile stops a member at the size its listing
+    declares, so the listing is what a later unpack gets."""
     field = "archive"
     archive = inside_storage(path=path, storage=storage, field=field)
     if not archive.is_file():
         raise errors.FileMissing(f"{field}: {path} does not exist", details={"field": field})
     if not zipfile.is_zipfile(archive):
         raise _refuse(field, "not a zip file", reason="not_zip")
+    limit = pixels.max_pixels()
     with zipfile.ZipFile(archive) as zf:
         entries = [info for info in zf.infolist() if not info.is_dir()]
         for info in entries:
@@ -124,9 +164,73 @@ def check_archive(*, path: str, storage: Path) -> list[zipfile.ZipInfo]:
         if sum(info.file_size for info in entries) > ARCHIVE_MAX_BYTES:
             raise _refuse(field, "too big once unpacked", reason="too_big")
         for info in entries:
-            if not _is_image(zf.read(info)):
-                raise _refuse(field, f"not a readable image: {info.filename!r}", reason="not_image")
+            _member_check(info, max_pixels=limit)
+        for info in entries:
+            width, height = _member_size(zf, info)
+            if width * height > limit:
+                raise _too_large(
+                    field,
+                    f"{info.filename!r} is",
+                    width=width,
+                    height=height,
+                    limit=limit,
+                    member=info.filename,
+                )
     return entries
+
+
+def _member_check(info: zipfile.ZipInfo, *, max_pixels: int) -> None:
+    """The member's declared size and compression ratio, before a byte of it is read."""
+    ratio = info.file_size / max(info.compress_size, 1)
+    if info.file_size > ARCHIVE_RATIO_MIN_BYTES and ratio > ARCHIVE_MAX_RATIO:
+        raise _refuse(
+            "archive",
+            f"{info.filename!r} unpacks to {ratio:,.0f} times its packed size; "
+            f"at most {ARCHIVE_MAX_RATIO} (a decompression bomb?)",
+            reason="compression_ratio",
+            member=info.filename,
+        )
+    most = max_pixels * ARCHIVE_BYTES_PER_PIXEL
+    if info.file_size > most:
+        raise _refuse(
+            "archive",
+            f"{info.filename!r} unpacks to {info.file_size:,} bytes; an image within "
+            f"{max_pixels:,} pixels (CARRIL_INFER_MAX_PIXELS) takes at most {most:,}",
+            reason="member_too_big",
+            member=info.filename,
+        )
+
+
+def _member_size(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[int, int]:
+    """The member's width and height from its image header, read as a stream."""
+    try:
+        with zf.open(info) as member:
+            return pixels.declared_size(member)
+    # Any failure to read a header is a refusal (where ultralytics is imported, it patches
+    # Image.open to try pi_heif, not installed, on files Pillow does not know: ImportError).
+    except Exception as exc:
+        problem = str(exc) if isinstance(exc, pixels.HeaderTooLong) else "not a readable image"
+        raise _refuse(
+            "archive", f"{problem}: {info.filename!r}", reason="not_image", member=info.filename
+        ) from None
+
+
+def _too_large(
+    field: str, what: str, *, width: int, height: int, limit: int, **details: Any
+) -> errors.ImageTooLarge:
+    pixel_count = width * height
+    return errors.ImageTooLarge(
+        f"{field}: {what} {width} x {height} pixels ({pixel_count:,}); "
+        f"the limit is {limit:,} (CARRIL_INFER_MAX_PIXELS)",
+        details={
+            "field": field,
+            "width": width,
+            "height": height,
+            "pixels": pixel_count,
+            "max_pixels": limit,
+            **details,
+        },
+    )
 
 
 def _safe_name(name: str) -> bool:
@@ -134,21 +238,6 @@ def _safe_name(name: str) -> bool:
     return not (
         "\\" in name or pure.is_absolute() or ".." in pure.parts or ":" in (pure.parts or [""])[0]
     )
-
-
-def _is_image(data: bytes) -> bool:
-    import io
-
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.verify()
-    # ImportError: where ultralytics is imported it patches Image.open to try pi_heif
-    # (not installed) on files Pillow does not know.
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, ImportError):
-        return False
-    return True
 
 
 def unpack_archive(*, path: str, storage: Path, target: Path) -> list[Path]:
@@ -162,7 +251,8 @@ def unpack_archive(*, path: str, storage: Path, target: Path) -> list[Path]:
         for number, info in enumerate(entries):
             name = PurePosixPath(info.filename).name
             out = target / f"{number:04d}-{name}"
-            out.write_bytes(zf.read(info))
+            with zf.open(info) as member, open(out, "wb") as file:
+                shutil.copyfileobj(member, file)
             written.append(out)
     return written
 

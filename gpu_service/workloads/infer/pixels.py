@@ -9,9 +9,11 @@ worker's memory then depends on CARRIL_INFER_MAX_PIXELS, not on what a request s
 
 from __future__ import annotations
 
+import io
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from gpu_service import errors
 from gpu_service.settings import Settings
@@ -40,16 +42,12 @@ def sized_images(
     *, paths: list[Path], limit: int, names: list[str] | None = None
 ) -> list[SizedImage]:
     """Each image's size from its header; refuses the first over `limit` pixels or unreadable."""
-    from PIL import Image
-
     sized = []
     for index, path in enumerate(paths):
         name = names[index] if names else str(path)
         try:
-            with Image.open(path) as opened:  # header only: no pixel is decoded here
-                width, height = opened.size
-        except Image.DecompressionBombError:
-            width, height = _declared_size(path)
+            with open(path, "rb") as file:
+                width, height = declared_size(file)
         except Exception as exc:  # any failure to read a header is a refusal
             # (ultralytics patches Image.open in the worker: there an unknown format raises
             # ModuleNotFoundError for pi_heif, not UnidentifiedImageError.)
@@ -74,18 +72,79 @@ def sized_images(
     return sized
 
 
-def _declared_size(path: Path) -> tuple[int, int]:
-    """The size of an image Pillow refuses to open as a bomb, read with its guard lifted
-    for this one header read (still no pixel decoded)."""
-    from PIL import Image
+# Pillow finds an image's size in its first few kilobytes; a header that needs more than
+# this is not an image we infer on (a PNG can put a chunk of any length before its pixels,
+# and Pillow holds a chunk whole while it reads it).
+HEADER_MAX_BYTES = 16 * 1024**2
+# Lifting Pillow's process-wide bomb guard for one read must not race another thread's.
+_GUARD = threading.Lock()
 
-    guard = Image.MAX_IMAGE_PIXELS
-    Image.MAX_IMAGE_PIXELS = None
+
+class HeaderTooLong(OSError):
+    """The image's header runs past HEADER_MAX_BYTES."""
+
+
+def declared_size(file: IO[bytes]) -> tuple[int, int]:
+    """Width and height as the header of `file` (a seekable binary file: on disk, or a zip
+    member) declares them; no pixel is decoded and at most HEADER_MAX_BYTES are read.
+    Past Pillow's own bomb guard too: the caller compares the size with its own cap."""
+    from PIL import Image, WebPImagePlugin
+
+    start = file.tell()
+    head = file.read(30)
+    file.seek(start)
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        # Pillow's WebP `open` reads the whole file and allocates its canvas (4 bytes a
+        # pixel) before it answers; its own header reader answers from these 30 bytes.
+        size = WebPImagePlugin._get_size(head)
+        if size is None:
+            raise SyntaxError("not a WebP header Pillow can read")
+        return size
+    bounded = _Bounded(file, limit=HEADER_MAX_BYTES)
     try:
-        with Image.open(path) as opened:
+        with Image.open(bounded) as opened:
             return opened.size
-    finally:
-        Image.MAX_IMAGE_PIXELS = guard
+    except Image.DecompressionBombError:
+        pass
+    with _GUARD:
+        guard, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
+        try:
+            bounded.seek(0)
+            with Image.open(bounded) as opened:
+                return opened.size
+        finally:
+            Image.MAX_IMAGE_PIXELS = guard
+
+
+class _Bounded(io.RawIOBase):
+    """A read-only view of `file` from where it stands that refuses to read past `limit`."""
+
+    def __init__(self, file: IO[bytes], *, limit: int) -> None:
+        self._file = file
+        self._start = file.tell()
+        self._limit = limit
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._file.tell() - self._start
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if whence == io.SEEK_SET:
+            offset += self._start
+        return self._file.seek(offset, whence) - self._start
+
+    def readinto(self, buffer: Any) -> int:
+        room = self._limit - self.tell()
+        if room <= 0:
+            raise HeaderTooLong(f"the header runs past its first {self._limit:,} bytes")
+        data = self._file.read(min(len(buffer), room))
+        buffer[: len(data)] = data
+        return len(data)
 
 
 def pixel_batches(
