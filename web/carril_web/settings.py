@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import csp.constants as csp
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
@@ -168,6 +169,7 @@ MIDDLEWARE = [
     "observability.middleware.RequestIdMiddleware",
     "observability.middleware.HttpMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every response (ADR 0058)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -276,6 +278,28 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# HSTS (ADR 0058): Django sends it only on a request that came over HTTPS (in production,
+# the TLS proxy's X-Forwarded-Proto: https), so a plain-HTTP install never pins itself.
+CARRIL_HSTS_SECONDS = env_int("CARRIL_HSTS_SECONDS", default=31_536_000 if PRODUCTION else 0)
+if CARRIL_HSTS_SECONDS < 0:
+    raise ImproperlyConfigured("CARRIL_HSTS_SECONDS must be at least 0")
+SECURE_HSTS_SECONDS = CARRIL_HSTS_SECONDS
+# django-csp (ADR 0058). The UI loads every script and style sheet from this server and
+# runs no inline script or handler; templates do set style attributes (bar widths,
+# confusion-matrix shades computed per row), so only attributes may be inline styles.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp.SELF],
+        "script-src": [csp.SELF],
+        "style-src": [csp.SELF],
+        "style-src-attr": [csp.UNSAFE_INLINE],
+        "img-src": [csp.SELF, "data:"],
+        "object-src": [csp.NONE],
+        "base-uri": [csp.NONE],
+        "form-action": [csp.SELF],
+        "frame-ancestors": [csp.NONE],
+    }
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
