@@ -1,6 +1,9 @@
 """The cost comparison's document: example prices (or what the caller gives), Carril's
 measured usage over the last 30 days, the three monthly costs, the break-even, the
-pay-back and the curves to plot (docs/cost.md)."""
+pay-back and the curves to plot (docs/cost.md).
+
+What is measured is the caller's own usage; administrators see the whole platform's, as
+with `usage/` (ADR 0039)."""
 
 from __future__ import annotations
 
@@ -27,23 +30,30 @@ MODELLED_KWH_PER_GPU_HOUR = 0.3  # when nothing was measured or modelled yet
 NUMBERS = [k for k, v in example_prices.DEFAULTS.items() if k not in {"currency", "gpu_model"}]
 
 
-def measured(*, now=None) -> dict[str, Any]:
+def measured(*, user=None, now=None) -> dict[str, Any]:
+    """The last 30 days of `user`'s usage; everyone's when `user` is None."""
     now = now or timezone.now()
     since = now - WINDOW
-    rows = usage_rows(start=since, end=now + timedelta(seconds=1))
+    rows = usage_rows(start=since, end=now + timedelta(seconds=1), user=user)
+    datasets = Dataset.objects.filter(created_at__gte=since)
+    versions = ModelVersion.objects.filter(created_at__gte=since, source="training")
+    storage = storage_by_user_and_kind()
+    if user is not None:
+        datasets = datasets.filter(owner=user)
+        versions = versions.filter(source_job__owner=user)
+        storage = [row for row in storage if row["user"] == user.get_username()]
     seconds = rows.aggregate(s=Sum("gpu_seconds"))["s"] or 0.0
     train = rows.filter(job__kind="train").aggregate(s=Sum("gpu_seconds"))["s"] or 0.0
     energy_wh = rows.aggregate(e=Sum("energy_wh"))["e"] or 0.0
-    uploaded = Dataset.objects.filter(created_at__gte=since).aggregate(s=Sum("size_bytes"))["s"]
+    uploaded = datasets.aggregate(s=Sum("size_bytes"))["s"]
     models = sum(
         tree_bytes(storage_root() / "weights" / f"{fp}.pt")
-        for fp in ModelVersion.objects.filter(created_at__gte=since, source="training").values_list(
-            "fingerprint", flat=True
-        )
+        for fp in versions.values_list("fingerprint", flat=True)
     )
     by_model = rows.values("gpu_model").annotate(s=Sum("gpu_seconds")).order_by("gpu_model")
     return {
         "window_days": WINDOW.days,
+        "user": user.get_username() if user is not None else None,  # None: everyone
         "gpu_hours_by_model": {
             (row["gpu_model"] or "unknown"): round(row["s"] / 3600, 6) for row in by_model
         },
@@ -53,7 +63,7 @@ def measured(*, now=None) -> dict[str, Any]:
         "energy_kwh": round(energy_wh / 1000, 6),
         "energy_sources": sorted(set(rows.values_list("energy_source", flat=True))),
         "dataset_gb_uploaded": round((uploaded or 0) / GB, 6),
-        "storage_gb": round(sum(r["bytes"] for r in storage_by_user_and_kind()) / GB, 6),
+        "storage_gb": round(sum(r["bytes"] for r in storage) / GB, 6),
         "models_gb_moved": round(models / GB, 6),
     }
 
@@ -98,9 +108,12 @@ def inputs_from(params: Mapping[str, str]) -> dict[str, Any]:
     return chosen
 
 
-def cost_document(params: Mapping[str, str]) -> dict[str, Any]:
+def cost_document(params: Mapping[str, str], *, requester) -> dict[str, Any]:
+    """The comparison at `requester`'s own measured usage (administrators: everyone's)."""
+    from accounts.services import user_is_administrator
+
     chosen = inputs_from(params)
-    seen = measured()
+    seen = measured(user=None if user_is_administrator(user=requester) else requester)
     hours = chosen.get("gpu_hours_per_month")
     hours = seen["gpu_hours"] if hours is None else hours
     kwh = chosen["kwh_per_gpu_hour"]

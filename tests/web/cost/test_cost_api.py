@@ -86,3 +86,55 @@ def test_the_cost_page_shows_the_answer_and_the_chart(owner, client):
     assert 'data-testid="cost-cheapest"><strong>local<' in html
     assert 'id="cost-data"' in html
     assert client.get("/cost/", {"gpus": "-1"}).status_code == 400
+
+
+def _used(user, *, kind: str, hours: float, dataset_bytes: int) -> None:
+    from datasets.models import Dataset
+
+    now = timezone.now()
+    job = Job.objects.create(owner=user, kind=kind, state="succeeded")
+    AttemptUsage.objects.create(
+        job=job,
+        attempt=1,
+        gpus=1,
+        held_from=now - timedelta(hours=hours),
+        held_until=now,
+        gpu_seconds=hours * 3600,
+        energy_wh=hours * 300,
+        energy_source="modelled",
+    )
+    Dataset.objects.create(owner=user, name=f"{user.username}-data", size_bytes=dataset_bytes)
+
+
+def test_an_ordinary_user_is_measured_on_their_own_usage_and_an_administrator_on_everyones(
+    owner, other, owner_api, other_api, admin_api
+):
+    _used(owner, kind="train", hours=3, dataset_bytes=2 * 10**9)
+    _used(other, kind="infer", hours=1, dataset_bytes=10**9)
+    own = owner_api.get("/api/v1/cost/").json()["measured"]
+    assert (own["user"], own["gpu_hours"], own["training_gpu_hours"]) == ("olivia", 3.0, 3.0)
+    assert own["dataset_gb_uploaded"] == 2.0
+    theirs = other_api.get("/api/v1/cost/").json()["measured"]
+    assert (theirs["user"], theirs["gpu_hours"], theirs["training_gpu_hours"]) == (
+        "oscar",
+        1.0,
+        0.0,
+    )
+    assert theirs["dataset_gb_uploaded"] == 1.0
+    everyone = admin_api.get("/api/v1/cost/").json()["measured"]
+    assert (everyone["user"], everyone["gpu_hours"]) == (None, 4.0)
+    assert everyone["dataset_gb_uploaded"] == 3.0
+
+
+def test_the_cost_page_measures_an_ordinary_user_on_their_own_usage(owner, other, admin, client):
+    import json
+    import re
+
+    _used(owner, kind="train", hours=3, dataset_bytes=0)
+    _used(other, kind="infer", hours=1, dataset_bytes=0)
+    for user, whose, hours in ((other, "your own usage", 1.0), (admin, "everyone's usage", 4.0)):
+        client.force_login(user)
+        html = client.get("/cost/").content.decode()
+        assert f'data-testid="cost-whose">{whose}<' in html
+        data = re.search(r'<script id="cost-data" type="application/json">(.*?)</script>', html)
+        assert json.loads(data[1])["measured"]["gpu_hours"] == hours

@@ -1,4 +1,5 @@
-"""Cloud, local or hybrid (issue 16): every input is a query parameter (docs/cost.md)."""
+"""Cloud, local or hybrid (issue 16): every input is a query parameter (docs/cost.md);
+measured over the caller's own usage, administrators' over everyone's."""
 
 from __future__ import annotations
 
@@ -23,4 +24,4 @@ class CostView(APIView):
         responses={200: dict},
     )
     def get(self, request: Request) -> Response:
-        return Response(cost_document(request.query_params))
+        return Response(cost_document(request.query_params, requester=request.user))

@@ -33,10 +33,10 @@ FIELDS = [
 def cost_page(request: HttpRequest) -> HttpResponse:
     problem = None
     try:
-        document = cost_document(request.GET)
+        document = cost_document(request.GET, requester=request.user)
     except ValidationFailed as exc:
         problem = exc.message
-        document = cost_document({})
+        document = cost_document({}, requester=request.user)
     given = request.GET
     fields = [
         {
