@@ -57,10 +57,13 @@ class TokenCreateIn(serializers.Serializer):
         child=serializers.ChoiceField(choices=list(SCOPES)),
         required=False,
         allow_empty=False,
-        help_text="administrators: a token limited to these scopes (a CI token)",
+        help_text="administrators: a token limited to these scopes (a CI token); with a "
+        "scoped token: some of its own scopes (default: all of its own)",
     )
     user = serializers.CharField(
-        required=False, max_length=150, help_text="administrators: the username it is for"
+        required=False,
+        max_length=150,
+        help_text="administrators: the username it is for (a scoped token: only its own)",
     )
 
 
