@@ -200,6 +200,7 @@ TEMPLATES = [
     },
 ]
 
+SQLITE_BUSY_TIMEOUT_S = 20  # under gunicorn's 120 s worker timeout
 DATABASES = {
     "default": dj_database_url.config(
         env="DATABASE_URL",
@@ -207,6 +208,17 @@ DATABASES = {
         conn_max_age=60,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several processes write (gunicorn's threads, the reconciler): a transaction takes
+    # the write lock when it begins, so a second writer waits up to the timeout instead
+    # of failing "database is locked" when its read turns into a write; under WAL
+    # readers never wait for a writer (ADR 0055).
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": SQLITE_BUSY_TIMEOUT_S,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+        **DATABASES["default"].get("OPTIONS", {}),
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3" and DATABASES["default"][
     "NAME"
 ] not in ("", ":memory:"):
