@@ -1,6 +1,7 @@
 """The GitHub workflow: least privilege, actions pinned by commit, and the jobs the issue
-asks for (lint, tests on PostgreSQL, both images, the Compose smoke test); and the
-smoke scripts that `.ci/run` runs (one machine, the Ray cluster)."""
+asks for (lint, tests on PostgreSQL, both images, the Compose smoke test); `.ci/run`: the
+README's `make test` on SQLite, then the tests that run the web as processes on
+PostgreSQL; and the smoke scripts that `.ci/run` runs (one machine, the Ray cluster)."""
 
 from __future__ import annotations
 
@@ -155,3 +156,47 @@ def test_the_local_smoke_test_builds_the_dockerfiles_with_only_build_arguments_a
     assert "cluster) smoke_script=deploy/compose-cluster-smoke.sh ;;" in script
     assert "single) smoke_script=deploy/compose-smoke.sh ;;" in script
     assert 'bash "${smoke_script}"' in script
+
+
+def ci_commands() -> list[str]:
+    ci = (ROOT / ".ci" / "run").read_text()
+    return [line for line in ci.splitlines() if line and not line.lstrip().startswith("#")]
+
+
+def postgres_tests() -> list[str]:
+    ci = (ROOT / ".ci" / "run").read_text()
+    listed = ci.split("\npostgres_tests=(\n", 1)[1].split("\n)\n", 1)[0]
+    return [line.strip() for line in listed.splitlines() if line.strip()]
+
+
+def test_the_ci_script_runs_the_readmes_make_test_on_sqlite_then_the_stack_tests_on_postgresql():
+    commands = ci_commands()
+    # The README's command as a fresh clone runs it: no DATABASE_URL, so SQLite.
+    assert commands.index("unset DATABASE_URL") < commands.index("make test")
+    assert not any(line.startswith("export DATABASE_URL") for line in commands)
+    again = commands.index(
+        'DATABASE_URL="postgres://postgres@127.0.0.1:5432/${db}" '
+        'make test PYTEST_ARGS="${postgres_tests[*]}"'
+    )
+    assert commands.index("make test") < again < commands.index("make compose-smoke")
+
+
+def test_every_test_module_that_runs_the_web_as_processes_is_run_again_on_postgresql():
+    listed = postgres_tests()
+    for path in listed:
+        assert (ROOT / path).exists(), f".ci/run lists {path}, which does not exist"
+    # The stack harness, or a harness handed DATABASE_URL (the benchmarks').
+    harness = re.compile(r"tests\.support\.(stack|database)\b|environ\.get\(\"DATABASE_URL\"")
+    users = {
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "tests").rglob("*.py")
+        if (path.name.startswith("test_") or path.name == "conftest.py")
+        and harness.search(path.read_text())
+    }
+    assert "tests/reliability/test_soak.py" in users  # the pattern still finds them
+    missed = sorted(
+        user
+        for user in users
+        if not any(user == p or user.startswith(p.rstrip("/") + "/") for p in listed)
+    )
+    assert not missed, f"add these to postgres_tests in .ci/run: {missed}"
