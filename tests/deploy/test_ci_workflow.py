@@ -166,7 +166,8 @@ def ci_commands() -> list[str]:
 def postgres_tests() -> list[str]:
     ci = (ROOT / ".ci" / "run").read_text()
     listed = ci.split("\npostgres_tests=(\n", 1)[1].split("\n)\n", 1)[0]
-    return [line.strip() for line in listed.splitlines() if line.strip()]
+    lines = (line.strip() for line in listed.splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
 
 
 def test_the_ci_script_runs_the_readmes_make_test_on_sqlite_then_the_stack_tests_on_postgresql():
@@ -183,8 +184,11 @@ def test_the_ci_script_runs_the_readmes_make_test_on_sqlite_then_the_stack_tests
 
 def test_every_test_module_that_runs_the_web_as_processes_is_run_again_on_postgresql():
     listed = postgres_tests()
-    for path in listed:
+    for entry in listed:
+        path, _, name = entry.partition("::")
         assert (ROOT / path).exists(), f".ci/run lists {path}, which does not exist"
+        assert not name or f"def {name}(" in (ROOT / path).read_text(), entry
+    files = [entry.partition("::")[0] for entry in listed]
     # The stack harness, or a harness handed DATABASE_URL (the benchmarks').
     harness = re.compile(r"tests\.support\.(stack|database)\b|environ\.get\(\"DATABASE_URL\"")
     users = {
@@ -197,6 +201,6 @@ def test_every_test_module_that_runs_the_web_as_processes_is_run_again_on_postgr
     missed = sorted(
         user
         for user in users
-        if not any(user == p or user.startswith(p.rstrip("/") + "/") for p in listed)
+        if not any(user == p or user.startswith(p.rstrip("/") + "/") for p in files)
     )
     assert not missed, f"add these to postgres_tests in .ci/run: {missed}"
