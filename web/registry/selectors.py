@@ -61,13 +61,19 @@ def model_version_of_job(*, job: Job) -> ModelVersion | None:
     return ModelVersion.objects.filter(source_job=job).first()
 
 
-def model_events_recent(*, user: AbstractBaseUser, limit: int = 50) -> QuerySet[ModelEvent]:
-    """The latest stage changes of the versions `user` sees (the tenant rule)."""
+def model_events_visible_to(*, user: AbstractBaseUser) -> QuerySet[ModelEvent]:
+    """The stage changes of the versions `user` sees (the tenant rule), newest first;
+    the models page and the user's webhooks both read them here."""
     return (
         ModelEvent.objects.filter(model_version__in=model_versions_visible_to(user=user))
         .select_related("model_version", "actor")
-        .order_by("-created_at")[:limit]
+        .order_by("-created_at")
     )
+
+
+def model_events_recent(*, user: AbstractBaseUser, limit: int = 50) -> QuerySet[ModelEvent]:
+    """The latest stage changes of the versions `user` sees."""
+    return model_events_visible_to(user=user)[:limit]
 
 
 def model_version_events(*, version: ModelVersion) -> QuerySet[ModelEvent]:

@@ -15,7 +15,9 @@ import json
 import logging
 import secrets
 import time
-from datetime import timedelta
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -87,37 +89,68 @@ def delivery_redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
 
 
 # --- finding what happened --------------------------------------------------------------
-def deliveries_enqueue(*, now=None) -> int:
-    """One delivery per active webhook and event of the last LOOKBACK; returns how many
-    new rows it wrote (at most; the unique constraint drops a concurrent pass's repeats)."""
-    from jobs.models import TERMINAL_STATES, Job
-    from registry.models import ModelEvent
+@dataclass(frozen=True)
+class Occurrence:
+    """One event a webhook may be told of: its key (one delivery per webhook and key),
+    when it happened, and the payload's data."""
 
+    key: str
+    at: datetime
+    data: dict[str, Any]
+
+
+def _jobs_finished_seen_by(*, hook: Webhook, since: datetime) -> Iterator[Occurrence]:
+    """Jobs that ended, as the jobs API shows them to the hook's owner; only the owner's
+    own unless `all_users` widens it to every job the owner may read."""
+    from jobs.models import TERMINAL_STATES
+    from jobs.selectors import jobs_visible_to
+
+    jobs = jobs_visible_to(user=hook.owner).filter(
+        state__in=TERMINAL_STATES, finished_at__gte=since
+    )
+    if not hook.all_users:
+        jobs = jobs.filter(owner=hook.owner)
+    for job in jobs:
+        yield Occurrence(key=f"job:{job.id}", at=job.finished_at, data=_job(job))
+
+
+def _stage_changes_seen_by(*, hook: Webhook, since: datetime) -> Iterator[Occurrence]:
+    """Stage changes of the model versions the registry lets the hook's owner see."""
+    from registry.selectors import model_events_visible_to
+
+    events = model_events_visible_to(user=hook.owner).filter(created_at__gte=since)
+    for event in events.exclude(from_stage=""):
+        yield Occurrence(key=f"model-event:{event.id}", at=event.created_at, data=_stage(event))
+
+
+# Every event type, and the events of it a webhook may hear of. Each source reads through
+# the selector the API uses for that object, for the webhook's owner: a webhook is never
+# told what its owner could not read (a type without an entry here is never delivered).
+EVENT_SOURCES: dict[str, Callable[..., Iterator[Occurrence]]] = {
+    WebhookEvent.JOB_FINISHED: _jobs_finished_seen_by,
+    WebhookEvent.MODEL_STAGE: _stage_changes_seen_by,
+}
+
+
+def deliveries_enqueue(*, now=None) -> int:
+    """One delivery per active webhook and event of the last LOOKBACK that the webhook's
+    owner may see; returns how many new rows it wrote (at most; the unique constraint
+    drops a concurrent pass's repeats)."""
     now = now or timezone.now()
     since = now - LOOKBACK
-    hooks = list(Webhook.objects.filter(active=True))
+    # A deactivated owner can no longer read anything through the API; nor do their hooks.
+    hooks = list(Webhook.objects.filter(active=True, owner__is_active=True).select_related("owner"))
     if not hooks:
         return 0
     rows: list[WebhookDelivery] = []
-    job_hooks = [h for h in hooks if WebhookEvent.JOB_FINISHED in h.events]
-    if job_hooks:
-        ended = Job.objects.filter(state__in=TERMINAL_STATES, finished_at__gte=since)
-        for job in ended.select_related("owner"):
-            for hook in job_hooks:
-                if hook.created_at > job.finished_at:
-                    continue
-                if not (hook.all_users or hook.owner_id == job.owner_id):
-                    continue
-                rows.append(_delivery(hook, WebhookEvent.JOB_FINISHED, f"job:{job.id}", _job(job)))
-    stage_hooks = [h for h in hooks if WebhookEvent.MODEL_STAGE in h.events]
-    if stage_hooks:
-        events = ModelEvent.objects.filter(created_at__gte=since).exclude(from_stage="")
-        for event in events.select_related("model_version", "actor"):
-            for hook in stage_hooks:
-                if hook.created_at > event.created_at:
-                    continue
-                key = f"model-event:{event.id}"
-                rows.append(_delivery(hook, WebhookEvent.MODEL_STAGE, key, _stage(event)))
+    for hook in hooks:
+        for event in hook.events:
+            source = EVENT_SOURCES.get(event)
+            if source is None:
+                continue
+            for occurrence in source(hook=hook, since=since):
+                if hook.created_at <= occurrence.at:
+                    rows.append(_delivery(hook, event, occurrence.key, occurrence.data))
     # Skip what earlier passes wrote; the unique constraint still settles any race.
     known = set(
         WebhookDelivery.objects.filter(

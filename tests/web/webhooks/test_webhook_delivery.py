@@ -10,6 +10,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import User
 from django.utils import timezone
 from jobs.models import Job
 from webhooks.models import WebhookDelivery
@@ -36,7 +37,11 @@ def job_ended(owner, state="succeeded") -> Job:
     )
 
 
-def test_a_finished_job_is_delivered_once_and_verified_by_its_signature(admin_api, owner, receiver):
+def test_a_finished_job_is_delivered_once_and_verified_by_its_signature(
+    admin, admin_api, owner, receiver
+):
+    # `all_users` follows every job its owner may read: a staff administrator's, all.
+    User.objects.filter(id=admin.id).update(is_staff=True)
     created = register(admin_api, receiver.url, all_users=True, allow_private=True)
     assert created.status_code == 201, created.content
     secret = created.json()["secret"]
