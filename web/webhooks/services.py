@@ -26,7 +26,7 @@ from carril_web.errors import Forbidden, ValidationFailed
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from webhooks.addresses import AddressRefused, url_check
+from webhooks.addresses import AddressRefused, url_check, url_pin
 from webhooks.models import DeliveryState, Webhook, WebhookDelivery, WebhookEvent
 
 logger = logging.getLogger(__name__)
@@ -203,7 +203,13 @@ def deliveries_send_due(*, budget_s: float = PASS_BUDGET_S, client: httpx.Client
     deadline = time.monotonic() + budget_s
     tried = 0
     own = client is None
-    client = client or httpx.Client(timeout=CALL_TIMEOUT_S, follow_redirects=False)
+    # No kept-alive connections: each call goes to the address pinned for it, and a TLS
+    # connection made for one name must not carry a call meant for another at that address.
+    client = client or httpx.Client(
+        timeout=CALL_TIMEOUT_S,
+        follow_redirects=False,
+        limits=httpx.Limits(max_keepalive_connections=0),
+    )
     try:
         due = (
             WebhookDelivery.objects.filter(
@@ -232,11 +238,14 @@ def _send_one(*, delivery: WebhookDelivery, client: httpx.Client) -> None:
     status_code: int | None = None
     error = ""
     try:
-        url_check(hook.url, allow_private=hook.allow_private)
+        # Connect to the address checked, not to a second lookup of the name (rebinding).
+        pinned = url_pin(hook.url, allow_private=hook.allow_private)
         response = client.post(
-            hook.url,
+            pinned.url,
             content=body,
+            extensions=pinned.extensions,
             headers={
+                **pinned.headers,
                 "Content-Type": "application/json",
                 "User-Agent": "carril-webhooks",
                 "X-Carril-Event": delivery.event,
