@@ -49,7 +49,8 @@ def environment(base: Mapping[str, str]) -> dict[str, str]:
     later run) agrees on them."""
     env = dict(base)
     storage = Path(env.get("CARRIL_STORAGE", "var")).resolve()
-    storage.mkdir(parents=True, exist_ok=True)
+    # Owner-only, as each process keeps it (ADR 0057).
+    storage.mkdir(mode=0o700, parents=True, exist_ok=True)
     env["CARRIL_STORAGE"] = str(storage)
     env.setdefault("CARRIL_ENV", "dev")
     env.setdefault("CARRIL_GPU_PORT", "8001")

@@ -413,6 +413,10 @@ def cli(argv: list[str]) -> int:
     import os
     import socket
 
+    from gpu_service.storage import PRIVATE_UMASK
+
+    # The Ray processes started from here (raylet, workers, the job actors) inherit it.
+    os.umask(PRIVATE_UMASK)
     host = os.environ.get("CARRIL_NODE_NAME") or socket.gethostname()
     cpus = int(os.environ.get("CARRIL_NODE_CPUS", "4"))
     # node_exec returns only where `ray start` ran in this process and ended.

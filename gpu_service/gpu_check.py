@@ -160,7 +160,7 @@ def check_inference(*, storage: Path, gpus: list[int], fingerprint: str) -> dict
     images = []
     for i in range(64):
         name = ("bus.jpg", "zidane.jpg")[i % 2]
-        shutil.copy(ASSETS / name, folder / f"{i:03d}-{name}")
+        shutil.copyfile(ASSETS / name, folder / f"{i:03d}-{name}")  # not the package's mode
         images.append(f"uploads/infer/check/{i:03d}-{name}")
     spec = {"model": fingerprint, "images": images, "imgsz": 640, "batch": 16, "conf": 0.001}
     figures: dict[str, Any] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -132,6 +133,8 @@ class Journal:
 
     def __init__(self, *, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        # Owner-only whatever the umask: SQLite gives its -wal and -shm files the same mode.
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row

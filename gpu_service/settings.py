@@ -17,6 +17,7 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gpu_service.errors import ValidationFailed
+from gpu_service.storage import storage_make_private
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +92,8 @@ def load_settings(**overrides: object) -> Settings:
         raise ValidationFailed(
             "CARRIL_EXECUTOR=ray needs CARRIL_RAY_ADDRESS, the host:port of the Ray head"
         )
-    storage = settings.storage.expanduser().resolve()
-    storage.mkdir(parents=True, exist_ok=True)
+    # Every GPU-service process reads its settings first: owner-only files from here on.
+    storage = storage_make_private(settings.storage.expanduser().resolve())
     token = settings.gpu_service_token.get_secret_value() if settings.gpu_service_token else ""
     if token.strip().lower() in PLACEHOLDER_TOKENS:
         if settings.env == "production":

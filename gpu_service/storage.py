@@ -17,6 +17,25 @@ from typing import Any
 
 from gpu_service.errors import ValidationFailed
 
+# What every Carril process creates is its owner's only: storage holds users' datasets,
+# job outputs, weights, exports and the journal (ADR 0057). The services run as one user
+# (the images share uid 10001), so owner-only modes keep nothing from the other service.
+PRIVATE_UMASK = 0o077
+
+
+def storage_make_private(root: Path) -> Path:
+    """Give this process an owner-only umask, and `root` (made if missing) mode 0700.
+
+    An existing root of ours that others may enter is closed too, which also closes
+    what older versions wrote inside it with wider modes.
+    """
+    os.umask(PRIVATE_UMASK)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = root.stat()
+    if info.st_uid == os.geteuid() and info.st_mode & 0o077:
+        root.chmod(0o700)
+    return root
+
 
 def inside_storage(*, path: str | Path, storage: Path, field: str = "path") -> Path:
     """Resolve `path` (absolute, or relative to storage) and refuse anything outside it,

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_service.errors import Cancelled, CarrilError, CudaOOM, JobFailed, ValidationFailed
+from gpu_service.storage import PRIVATE_UMASK
 from gpu_service.workloads.runners import RUNNERS
 from gpu_service.workloads.simulated_oom import cuda_out_of_memory, out_of_memory_reason
 
@@ -104,7 +105,7 @@ def die_with_parent(*, parent_pid: int) -> None:
 def _redirect_output(*, log_path: Path) -> None:
     """Send fd 1 and 2 (prints, C libraries, tracebacks) to the job's log file."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(fd, 1)
@@ -206,6 +207,9 @@ def _as_carril_error(exc: BaseException) -> CarrilError:
 
 def run_order(*, order: JobOrder, boot: WorkerBoot, conn: Connection, stop: StopFlag) -> None:
     """Run one job and send exactly one final message: done or error."""
+    # Whoever started this process (the service, a Ray node, a spare), what the job
+    # writes is its owner's only (ADR 0057).
+    os.umask(PRIVATE_UMASK)
     job_dir = Path(boot.storage) / "jobs" / order.job_id
     _redirect_output(log_path=job_dir / "job.log")
     ctx = WorkerJobContext(order=order, boot=boot, conn=conn, stop=stop)

@@ -86,7 +86,9 @@ class GpuServiceProcess:
     def start(self) -> GpuServiceProcess:
         self.storage.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **self.env, "PYTHONPATH": str(ROOT)}
-        with self.log_path.open("ab") as log:
+        # Owner-only like everything in storage (ADR 0057), whatever the test's umask.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        with os.fdopen(os.open(self.log_path, flags, 0o600), "ab") as log:
             self.process = subprocess.Popen(
                 COMMAND.argv,
                 cwd=COMMAND.cwd,

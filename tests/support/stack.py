@@ -206,7 +206,9 @@ class Stack:
         """Start a process of the stack in the background, its output in `<name>.log`."""
         if not isinstance(command, Command):
             command = Command(name, tuple(command))
-        with (self.storage / f"{name}.log").open("ab") as log:
+        # Owner-only like everything in storage (ADR 0057), whatever the test's umask.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        with os.fdopen(os.open(self.storage / f"{name}.log", flags, 0o600), "ab") as log:
             process = subprocess.Popen(
                 command.argv, cwd=command.cwd, env=self.env(), stdout=log, stderr=subprocess.STDOUT
             )

@@ -23,6 +23,7 @@ from carril_web.env import (
     private_file_create,
     production_secret_check,
     secret_from_env_or_file,
+    storage_make_private,
     storage_root,
 )
 
@@ -33,8 +34,8 @@ if CARRIL_ENV not in {"dev", "production"}:
     raise ImproperlyConfigured(f"CARRIL_ENV must be dev or production, got {CARRIL_ENV!r}")
 PRODUCTION = CARRIL_ENV == "production"
 
-CARRIL_STORAGE = storage_root()
-CARRIL_STORAGE.mkdir(parents=True, exist_ok=True)
+# Every web process (gunicorn, the reconciler, manage.py) starts here: owner-only files.
+CARRIL_STORAGE = storage_make_private(storage_root())
 
 SECRET_KEY = secret_from_env_or_file(
     env_name="CARRIL_SECRET_KEY",
@@ -281,7 +282,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = CARRIL_INFER_MAX_IMAGES + 10
 FILE_UPLOAD_TEMP_DIR = str(CARRIL_STORAGE / "uploads" / "tmp")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
-FILE_UPLOAD_PERMISSIONS = 0o640
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = PRODUCTION

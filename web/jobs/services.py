@@ -434,7 +434,7 @@ def media_store(upload: UploadedFile, *, folder: Path) -> Path:
             out.write(chunk)
     if suffix == ".zip":
         _zip_refuse_if_unsafe(path, name=upload.name or "zip")
-    path.chmod(0o644)
+    path.chmod(0o600)
     return path
 
 
@@ -472,7 +472,7 @@ def _image_store(upload: UploadedFile, *, folder: Path, index: int) -> Path:
         for chunk in upload.chunks():
             out.write(chunk)
     inference_image_check(path=path, name=upload.name or path.name)
-    path.chmod(0o644)
+    path.chmod(0o600)
     return path
 
 

@@ -94,7 +94,7 @@ def model_version_import(
         with open(path, "wb") as out:
             for chunk in upload.chunks():
                 out.write(chunk)
-        path.chmod(0o644)
+        path.chmod(0o600)
         with gpu_client.client_build() as client:
             try:
                 weights = client.weights_import(path=path)
