@@ -1,4 +1,4 @@
-"""Cloud, local or hybrid (issue 16): every input is a query parameter (docs/cost.md);
+"""Cloud, local or hybrid (ADR 0036): every input is a query parameter (docs/cost.md);
 measured over the caller's own usage, administrators' over everyone's."""
 
 from __future__ import annotations
